@@ -1,0 +1,34 @@
+# Everything runs inside a project-local virtual environment (.venv).
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' && echo $$p && break; done)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.deps-stamp
+
+.PHONY: all deps build test bench clean fuzz
+
+all: build
+
+$(STAMP): requirements-dev.txt pyproject.toml
+	@test -n "$(PYTHON)" || { echo "Python 3.11+ is required"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $(STAMP)
+
+deps: $(STAMP)
+
+build: deps
+	$(PY) setup.py -q build_ext --inplace -j 2
+
+test: build
+	$(PY) -m pytest -q tests
+
+bench: build
+	$(PY) bench/report.py
+
+fuzz: build
+	$(PY) -m pytest -q tests -k fuzz
+
+clean:
+	rm -rf build src/jsstore/_core/*.c src/jsstore/_core/*.so .pytest_cache

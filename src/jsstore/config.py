@@ -1,0 +1,69 @@
+"""Configuration the stores need.
+
+``StreamConfig`` here holds the fields the storage layer acts on (limits, discard,
+compression, first sequence, TTL); the stream layer extends it with the rest of
+nats-server's stream configuration.  ``StoreOptions`` holds what nats-server keeps in
+``FileStoreConfig``: block size, sync policy, cache budget.  Durations are nanoseconds,
+as in nats-server's JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KIB = 1024
+MIB = 1024 * KIB
+
+# nats-server's block sizes (filestore.go)
+DEFAULT_LARGE_BLOCK_SIZE = 8 * MIB   # limits retention, and the maximum
+DEFAULT_MEDIUM_BLOCK_SIZE = 4 * MIB  # interest / workqueue retention, KV buckets
+DEFAULT_SMALL_BLOCK_SIZE = 1 * MIB
+MAX_BLOCK_SIZE = DEFAULT_LARGE_BLOCK_SIZE
+MIN_BLOCK_SIZE = 32_000
+
+DEFAULT_SYNC_INTERVAL = 120.0  # seconds between background fsyncs
+
+
+@dataclass(slots=True)
+class StreamConfig:
+    name: str
+    subjects: list[str] = field(default_factory=list)
+    retention: str = "limits"          # limits | interest | workqueue
+    max_consumers: int = -1
+    max_msgs: int = -1
+    max_bytes: int = -1
+    max_age: int = 0                   # ns, 0 = unlimited
+    max_msgs_per_subject: int = -1
+    max_msg_size: int = -1
+    discard: str = "old"               # old | new
+    discard_new_per_subject: bool = False
+    storage: str = "file"              # file | memory
+    num_replicas: int = 1
+    duplicate_window: int = 0          # ns
+    compression: str = "none"          # none | s2 | lz4 (lz4 is a jsstore extension)
+    first_seq: int = 0
+    allow_msg_ttl: bool = False
+
+
+@dataclass(slots=True)
+class StoreOptions:
+    block_size: int = 0                # 0 = choose like nats-server (dyn_block_size)
+    sync: str = "interval"             # interval | always (group commit)
+    sync_interval: float = DEFAULT_SYNC_INTERVAL
+    cache_budget: int = 256 * MIB      # bytes of block cache kept resident
+
+
+def dyn_block_size(config: StreamConfig) -> int:
+    """nats-server's default block size for a stream (``dynBlkSize``)."""
+    if config.max_bytes > 0:
+        size = config.max_bytes // 4 + 1
+        if size % 100:
+            size += 100 - size % 100
+        if size <= MIN_BLOCK_SIZE:
+            return MIN_BLOCK_SIZE
+        if size >= DEFAULT_LARGE_BLOCK_SIZE:
+            return DEFAULT_LARGE_BLOCK_SIZE
+        return DEFAULT_MEDIUM_BLOCK_SIZE
+    if config.retention == "limits":
+        return DEFAULT_LARGE_BLOCK_SIZE
+    return DEFAULT_MEDIUM_BLOCK_SIZE
