@@ -1,0 +1,293 @@
+"""Measure every performance target of jsstore in one run and print the ratios.
+
+    python bench/report.py [--quick] [--n N] [--reps R] [--reopen-n M] [--memory-n K]
+                           [--skip-reopen] [--skip-memory] [--dir DIR] [--json FILE] [--check]
+
+The store workloads (``workloads.py``) run in this process, the stores of one
+operation one after the other in an order that rotates each repetition; a rate is
+the median over the repetitions.  The reopen and memory measurements run in child
+processes (``probes.py``).  ``--check`` makes the exit status 1 when a target is not
+met; without it the script only reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(os.path.dirname(HERE), "src")
+for path in (SRC, HERE):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+import data  # noqa: E402
+from workloads import DRIVERS, split_batches, verify  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str            # the jsstore call measured
+    method: str          # driver method that runs the whole workload
+    contenders: tuple    # DRIVERS keys, all measured side by side
+    baseline: str        # the contender the target ratio is against
+    target_ratio: float  # jsstore file store rate / baseline rate must reach this
+    aim: float | None    # the jsstore file store rate aimed for (msgs/s), if one is set
+
+
+OPERATIONS = [
+    Operation("store_msg", "store_each", ("jsstore-file", "jsstore-memory", "sqlite", "lmdb"),
+              "sqlite", 4.0, 1_000_000),
+    Operation("store_batch", "store_batches", ("jsstore-file", "jsstore-memory", "sqlite", "lmdb"),
+              "lmdb", 2.0, 2_500_000),
+    Operation("load_msg", "load_points", ("jsstore-file", "jsstore-memory", "sqlite", "lmdb"),
+              "lmdb", 1.5, None),
+    Operation("load_last_msg", "load_lasts", ("jsstore-file", "jsstore-memory", "sqlite"),
+              "sqlite", 5.0, None),
+    Operation("num_pending", "pending_counts", ("jsstore-file", "jsstore-memory", "sqlite"),
+              "sqlite", 5.0, None),
+]
+WRITE_OPERATIONS = ("store_msg", "store_batch")
+REOPEN_LIMIT_SECONDS = 0.5
+MEMORY_LIMIT_BYTES = 64
+
+
+def jsstore_missing() -> str | None:
+    """Why the jsstore stores cannot be measured, or None when they can."""
+    try:
+        import jsstore
+    except ImportError as error:
+        return f"jsstore does not import ({error})"
+    absent = [name for name in ("FileStore", "MemStore") if not hasattr(jsstore, name)]
+    return f"jsstore has no {', '.join(absent)} yet" if absent else None
+
+
+def rotated(items: tuple, turn: int) -> list:
+    turn %= len(items)
+    return list(items[turn:] + items[:turn])
+
+
+class Runner:
+    def __init__(self, args, work_dir: str, unavailable: set[str]):
+        self.args = args
+        self.work_dir = work_dir
+        self.unavailable = unavailable
+        self.rates: dict[tuple[str, str], list[float]] = {}
+
+    def new_driver(self, name: str):
+        return DRIVERS[name](tempfile.mkdtemp(prefix=name + "-", dir=self.work_dir))
+
+    def timed(self, driver, method: str, workload) -> float:
+        gc.collect()
+        start = time.perf_counter()
+        getattr(driver, method)(workload)
+        return time.perf_counter() - start
+
+    def record(self, operation: str, name: str, ops: int, seconds: float) -> None:
+        self.rates.setdefault((operation, name), []).append(ops / seconds)
+
+    def run_writes(self, msgs: list, batches: list) -> dict:
+        """Both write operations; the stores of the last store_batch round stay open for reads."""
+        kept = {}
+        workloads = {"store_each": msgs, "store_batches": batches}
+        for op in (o for o in OPERATIONS if o.name in WRITE_OPERATIONS):
+            names = tuple(c for c in op.contenders if c not in self.unavailable)
+            for rep in range(self.args.reps):
+                for name in rotated(names, rep):
+                    driver = self.new_driver(name)
+                    seconds = self.timed(driver, op.method, workloads[op.method])
+                    verify(driver, msgs, data.DISTINCT_SUBJECTS)
+                    self.record(op.name, name, len(msgs), seconds)
+                    progress(f"{op.name:<14} {name:<15} rep {rep + 1}: {len(msgs) / seconds:>12,.0f} msgs/s")
+                    if op.name == "store_batch" and rep == self.args.reps - 1:
+                        kept[name] = driver
+                    else:
+                        driver.close()
+        return kept
+
+    def run_reads(self, stores: dict, n: int) -> None:
+        workloads = {
+            "load_points": data.random_seqs(min(n, 200_000), 1, n),
+            "load_lasts": data.random_subject_queries(min(n, 100_000)),
+            "pending_counts": data.random_pending_queries(min(n, 20_000), n),
+        }
+        for rep in range(self.args.reps):
+            for op in (o for o in OPERATIONS if o.name not in WRITE_OPERATIONS):
+                names = tuple(c for c in op.contenders if c not in self.unavailable)
+                for name in rotated(names, rep):
+                    workload = workloads[op.method]
+                    seconds = self.timed(stores[name], op.method, workload)
+                    self.record(op.name, name, len(workload), seconds)
+                    progress(f"{op.name:<14} {name:<15} rep {rep + 1}: {len(workload) / seconds:>12,.0f} ops/s")
+
+    def median(self, operation: str, name: str) -> float | None:
+        rates = self.rates.get((operation, name))
+        return statistics.median(rates) if rates else None
+
+
+def progress(line: str) -> None:
+    print("  " + line, file=sys.stderr, flush=True)
+
+
+def run_probe(*args: str) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (SRC, HERE, env.get("PYTHONPATH")) if p)
+    done = subprocess.run([sys.executable, os.path.join(HERE, "probes.py"), *args], env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"probe {args[0]} failed:\n{done.stderr.strip()}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure_reopen(args, work_dir: str) -> dict:
+    directory = tempfile.mkdtemp(prefix="jsstore-reopen-", dir=work_dir)
+    progress(f"reopen: storing {args.reopen_n:,} messages ...")
+    built = run_probe("reopen-build", directory, str(args.reopen_n))
+    progress(f"reopen: stored at {args.reopen_n / built['store_seconds']:,.0f} msgs/s, "
+             f"stop() took {built['stop_seconds']:.2f} s")
+    opens = []
+    for rep in range(args.reps):
+        opens.append(run_probe("reopen-open", directory, str(args.reopen_n))["open_seconds"])
+        progress(f"reopen: rep {rep + 1}: open + state() {opens[-1]:.3f} s")
+    shutil.rmtree(directory, ignore_errors=True)
+    return {"messages": args.reopen_n, "build": built, "open_seconds": opens,
+            "median_seconds": statistics.median(opens)}
+
+
+def fmt_rate(rate: float | None) -> str:
+    if rate is None:
+        return "n/a"
+    if rate >= 1e6:
+        return f"{rate / 1e6:.2f}M/s"
+    return f"{rate / 1e3:.1f}k/s"
+
+
+def print_report(args, runner: Runner, reopen: dict | None, mem: dict | None,
+                 missing: str | None) -> list[dict]:
+    rows = []
+    for op in OPERATIONS:
+        ours, theirs = runner.median(op.name, "jsstore-file"), runner.median(op.name, op.baseline)
+        ratio = ours / theirs if ours and theirs else None
+        aim = "" if op.aim is None or ours is None else (
+            f"{fmt_rate(op.aim)} ({'met' if ours >= op.aim else 'not met'})")
+        rows.append({"operation": op.name, "jsstore": fmt_rate(ours),
+                     "baseline": f"{op.baseline} {fmt_rate(theirs)}",
+                     "ratio": f"{ratio:.2f}x" if ratio else "n/a",
+                     "target": f">= {op.target_ratio:g}x", "aim": aim,
+                     "result": "MISSING" if ratio is None else ("PASS" if ratio >= op.target_ratio else "FAIL")})
+    if reopen is not None:
+        seconds = reopen["median_seconds"]
+        rows.append({"operation": f"reopen {reopen['messages']:,} msgs", "jsstore": f"{seconds:.3f} s",
+                     "baseline": "-", "ratio": "-", "target": f"< {REOPEN_LIMIT_SECONDS} s", "aim": "",
+                     "result": "PASS" if seconds < REOPEN_LIMIT_SECONDS else "FAIL"})
+    elif not args.skip_reopen:
+        rows.append({"operation": "reopen", "jsstore": "n/a", "baseline": "-", "ratio": "-",
+                     "target": f"< {REOPEN_LIMIT_SECONDS} s", "aim": "", "result": "MISSING"})
+    if mem is not None:
+        per_subject = mem["bytes_per_subject"]
+        rows.append({"operation": f"memory {mem['subjects']:,} subjects", "jsstore": f"{per_subject:.1f} B/subj",
+                     "baseline": "-", "ratio": "-", "target": f"<= {MEMORY_LIMIT_BYTES} B", "aim": "",
+                     "result": "PASS" if per_subject <= MEMORY_LIMIT_BYTES else "FAIL"})
+    elif not args.skip_memory:
+        rows.append({"operation": "memory", "jsstore": "n/a", "baseline": "-", "ratio": "-",
+                     "target": f"<= {MEMORY_LIMIT_BYTES} B", "aim": "", "result": "MISSING"})
+
+    columns = ["operation", "jsstore", "baseline", "ratio", "target", "aim", "result"]
+    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in columns}
+    print()
+    print(f"jsstore performance targets: {args.n:,} messages of {data.PAYLOAD_SIZE} bytes on "
+          f"{data.DISTINCT_SUBJECTS} subjects, median of {args.reps} reps (jsstore = file store)")
+    if missing:
+        print(f"jsstore not measured: {missing}")
+    print("  ".join(c.ljust(widths[c]) for c in columns))
+    print("  ".join("-" * widths[c] for c in columns))
+    for row in rows:
+        print("  ".join(row[c].ljust(widths[c]) for c in columns))
+
+    names = list(DRIVERS)
+    print()
+    print("all stores, median rate (ops/s):")
+    print("operation".ljust(15) + "".join(n.rjust(16) for n in names))
+    for op in OPERATIONS:
+        cells = [fmt_rate(runner.median(op.name, n)) if n in op.contenders else "-" for n in names]
+        print(op.name.ljust(15) + "".join(c.rjust(16) for c in cells))
+    if reopen is not None:
+        build = reopen["build"]
+        print(f"\nreopen store built by store_batch at {reopen['messages'] / build['store_seconds']:,.0f} msgs/s; "
+              f"open + state() runs: {', '.join(f'{s:.3f}' for s in reopen['open_seconds'])} s")
+    if mem is not None:
+        print(f"memory: RssAnon {mem['rss_before_open'] / 2**20:.1f} MiB before open, "
+              f"{mem['rss_after_open'] / 2**20:.1f} MiB open and empty, "
+              f"{mem['rss_after_store'] / 2**20:.1f} MiB after {mem['subjects']:,} subjects")
+    return rows
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes for a fast look")
+    parser.add_argument("--n", type=int, help="messages per store (default 1M, or JSSTORE_BENCH_N)")
+    parser.add_argument("--reps", type=int, default=3, help="repetitions per measurement")
+    parser.add_argument("--reopen-n", type=int, help="messages in the reopen test (default 10M)")
+    parser.add_argument("--memory-n", type=int, help="distinct subjects in the memory test (default 1M)")
+    parser.add_argument("--skip-reopen", action="store_true")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--dir", help="where the temporary stores go (default: the system temp dir)")
+    parser.add_argument("--json", help="also write every measurement to this file")
+    parser.add_argument("--check", action="store_true", help="exit 1 unless every target passes")
+    args = parser.parse_args(argv)
+    args.n = args.n or data.bench_n(args.quick)
+    args.reopen_n = args.reopen_n or (200_000 if args.quick else 10_000_000)
+    args.memory_n = args.memory_n or (100_000 if args.quick else 1_000_000)
+    if min(args.n, args.reps, args.reopen_n, args.memory_n) <= 0:
+        parser.error("sizes and --reps must be positive")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    missing = jsstore_missing()
+    unavailable = {"jsstore-file", "jsstore-memory"} if missing else set()
+    print(f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, "
+          f"{os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}", file=sys.stderr)
+    work_dir = tempfile.mkdtemp(prefix="jsstore-bench-", dir=args.dir)
+    try:
+        msgs = data.messages(args.n)
+        batches = split_batches(msgs)
+        gc.collect()
+        gc.freeze()  # the inputs are long-lived: keep them out of every later collection
+        runner = Runner(args, work_dir, unavailable)
+        stores = runner.run_writes(msgs, batches)
+        runner.run_reads(stores, args.n)
+        for driver in stores.values():
+            driver.close()
+        reopen = mem = None
+        if not missing and not args.skip_reopen:
+            reopen = measure_reopen(args, work_dir)
+        if not missing and not args.skip_memory:
+            progress(f"memory: {args.memory_n:,} distinct subjects ...")
+            mem = run_probe("memory", work_dir, str(args.memory_n))
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    rows = print_report(args, runner, reopen, mem, missing)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"n": args.n, "reps": args.reps, "table": rows, "reopen": reopen, "memory": mem,
+                       "rates": {f"{op} {name}": r for (op, name), r in runner.rates.items()}},
+                      out, indent=2)
+    failed = any(row["result"] != "PASS" for row in rows)
+    return 1 if args.check and failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
