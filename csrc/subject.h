@@ -1,0 +1,32 @@
+/* NATS subject syntax and matching, on byte ranges (no NUL terminator needed).
+ *
+ * A subject is a sequence of tokens separated by '.'.  A token that is exactly "*"
+ * (partial wildcard) stands for any one token; a token that is exactly ">" (full
+ * wildcard) stands for one or more trailing tokens and is only valid as the last
+ * token.  '*' or '>' inside a longer token ("foo*", ">bar") is an ordinary character.
+ * Wildcards never stand for an empty token.
+ */
+#ifndef JSS_SUBJECT_H
+#define JSS_SUBJECT_H
+
+#include <stddef.h>
+
+/* 1 when no token is exactly "*" or ">" (the subject can be published to as is).
+ * Does not check validity: use subject_is_valid for that. */
+int subject_is_literal(const char *s, size_t n);
+
+/* 1 when s is a well-formed subject: not empty, no empty token, no space, tab, CR, LF
+ * or form feed, and a ">" token only in last position.  With allow_wildcards == 0 a
+ * "*" or ">" token also makes it invalid (a publish subject). */
+int subject_is_valid(const char *s, size_t n, int allow_wildcards);
+
+/* 1 when the literal subject subj is matched by the filter flt.  Tokens of subj are
+ * compared as bytes (a "*" token in subj is not a wildcard).  An empty subject or an
+ * empty filter never matches: callers treat "match everything" themselves. */
+int subject_matches(const char *subj, size_t sn, const char *flt, size_t fn);
+
+/* 1 when some literal subject is matched by both filters a and b (either may hold
+ * wildcards).  Empty inputs never overlap. */
+int subject_filters_overlap(const char *a, size_t an, const char *b, size_t bn);
+
+#endif
