@@ -67,3 +67,49 @@ def dyn_block_size(config: StreamConfig) -> int:
     if config.retention == "limits":
         return DEFAULT_LARGE_BLOCK_SIZE
     return DEFAULT_MEDIUM_BLOCK_SIZE
+
+
+def stream_config_json(config: StreamConfig) -> dict:
+    """The stream configuration as nats-server writes it in meta.inf (JSON names and units)."""
+    out = {
+        "name": config.name,
+        "subjects": list(config.subjects) or [config.name],
+        "retention": config.retention,
+        "max_consumers": config.max_consumers,
+        "max_msgs": config.max_msgs,
+        "max_bytes": config.max_bytes,
+        "max_age": config.max_age,
+        "max_msgs_per_subject": config.max_msgs_per_subject,
+        "max_msg_size": config.max_msg_size,
+        "discard": config.discard,
+        "storage": config.storage,
+        "num_replicas": config.num_replicas,
+        "duplicate_window": config.duplicate_window,
+        "compression": config.compression if config.compression in ("none", "s2") else "none",
+        "sealed": False,
+        "deny_delete": False,
+        "deny_purge": False,
+        "allow_rollup_hdrs": False,
+        "allow_direct": False,
+        "mirror_direct": False,
+        "consumer_limits": {},
+    }
+    if config.discard_new_per_subject:
+        out["discard_new_per_subject"] = True
+    if config.first_seq:
+        out["first_seq"] = config.first_seq
+    if config.allow_msg_ttl:
+        out["allow_msg_ttl"] = True
+    return out
+
+
+def stream_config_from_json(data: dict) -> StreamConfig:
+    """The storage-relevant fields of a nats-server stream configuration (meta.inf)."""
+    cfg = StreamConfig(name=data["name"])
+    for key in ("subjects", "retention", "max_consumers", "max_msgs", "max_bytes", "max_age",
+                "max_msgs_per_subject", "max_msg_size", "discard", "discard_new_per_subject",
+                "storage", "num_replicas", "duplicate_window", "compression", "first_seq",
+                "allow_msg_ttl"):
+        if key in data and data[key] is not None:
+            setattr(cfg, key, data[key])
+    return cfg
