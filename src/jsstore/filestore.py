@@ -69,6 +69,7 @@ class FileStore(StoreBase):
         self.msgs_dir = os.path.join(self.directory, MSGS_DIR)
         self.compression = _ALGS.get(config.compression or "none", ALG_NONE)
         self._consumers = {}
+        self.fsyncs = 0
         self._sync_lock = threading.Lock()
         self._sync_cond = threading.Condition(self._sync_lock)
         self._syncing = False
@@ -78,6 +79,9 @@ class FileStore(StoreBase):
         if not os.path.exists(os.path.join(self.directory, META_FILE)):
             self._write_meta()
         self._recover()
+        if options.sync == "always":
+            self.store_msg = self._store_msg_synced
+            self.store_batch = self._store_batch_synced
         self._stop_event = threading.Event()
         self._syncer = None
         if options.sync_interval and options.sync_interval > 0:
@@ -134,6 +138,9 @@ class FileStore(StoreBase):
             pass
 
     def _sealed(self, mb) -> None:
+        if self.options.sync == "always" and mb.file_fd >= 0:
+            os.fsync(mb.file_fd)
+            self.fsyncs += 1
         mb.close_file()
         if self.compression != ALG_NONE:
             data = mb.raw_data()
@@ -272,10 +279,51 @@ class FileStore(StoreBase):
         if self.closed:
             return
         self.flush_all_pending()
-        with self._sync_lock:
-            fd = self.lmb.file_fd if self.lmb is not None else -1
-            if fd >= 0:
+        fd = self.lmb.file_fd if self.lmb is not None else -1
+        if fd >= 0:
+            fd = os.dup(fd)
+            try:
                 os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    # group commit: every caller waits for an fsync that began after its write; one
+    # fsync covers every write that was handed to the OS while the previous one ran.
+    def _store_msg_synced(self, subject, hdr, msg, ttl: int = 0):
+        out = StoreBase.store_msg(self, subject, hdr, msg, ttl)
+        self._group_commit()
+        return out
+
+    def _store_batch_synced(self, msgs):
+        out = StoreBase.store_batch(self, msgs)
+        self._group_commit()
+        return out
+
+    def _group_commit(self) -> None:
+        self._write_gen += 1
+        mine = self._write_gen
+        with self._sync_cond:
+            while self._synced_gen < mine:
+                if self._syncing:
+                    self._sync_cond.wait()
+                    continue
+                self._syncing = True
+                target = self._write_gen
+                fd = self.lmb.file_fd if self.lmb is not None else -1
+                fd = os.dup(fd) if fd >= 0 else -1  # stays valid if the block is sealed meanwhile
+                self._sync_cond.release()
+                try:
+                    if fd >= 0:
+                        try:
+                            os.fsync(fd)
+                        finally:
+                            os.close(fd)
+                        self.fsyncs += 1
+                finally:
+                    self._sync_cond.acquire()
+                    self._syncing = False
+                    self._synced_gen = max(self._synced_gen, target)
+                    self._sync_cond.notify_all()
 
     def _sync_loop(self) -> None:
         interval = self.options.sync_interval

@@ -196,8 +196,8 @@ cdef class MsgBlock:
             return 0
         while self.flushed < self.buf_len:
             todo = self.buf_len - self.flushed
-            with nogil:
-                n = write(self.fd, self.buf + self.flushed, todo)
+            # the GIL stays held: another thread must not grow buf during the write
+            n = write(self.fd, self.buf + self.flushed, todo)
             if n < 0:
                 if errno == EINTR:
                     continue
