@@ -254,7 +254,8 @@ int s2_block_decode(uint8_t *dst, size_t dst_len, const uint8_t *src, size_t src
 /* ---------------------------------------------------------------------------------- */
 /* Block encoder: greedy hash-table matcher writing plain Snappy elements.              */
 
-size_t s2_block_max_encoded_len(size_t n) { return 32 + n + n / 6; }
+/* Largest output of encode_block for n input bytes. */
+static size_t block_max_encoded_len(size_t n) { return 32 + n + n / 6; }
 
 static inline uint32_t load32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static inline uint32_t hash4(uint32_t v) { return (v * 0x1e35a7bdu) >> (32 - HASH_BITS); }
@@ -359,11 +360,6 @@ remainder:
     return (size_t)(op - dst);
 }
 
-size_t s2_block_encode(uint8_t *dst, const uint8_t *src, size_t n) {
-    uint16_t table[1u << HASH_BITS];
-    return encode_block(dst, src, n, table);
-}
-
 /* ---------------------------------------------------------------------------------- */
 /* Framing                                                                              */
 
@@ -465,9 +461,10 @@ int s2_stream_decode(const uint8_t *src, size_t src_len, uint8_t *dst, size_t ds
 }
 
 size_t s2_stream_max_encoded_len(size_t n) {
-    size_t chunks = (n + ENCODE_CHUNK_SIZE - 1) / ENCODE_CHUNK_SIZE;
-    /* identifier + per chunk: header, CRC and the block bound's constant part */
-    return S2_IDENTIFIER_LEN + chunks * (CHUNK_HEADER_SIZE + CHUNK_CRC_SIZE + 32) + n + n / 6;
+    size_t full = n / ENCODE_CHUNK_SIZE, rest = n % ENCODE_CHUNK_SIZE;
+    size_t per_chunk = CHUNK_HEADER_SIZE + CHUNK_CRC_SIZE;
+    return S2_IDENTIFIER_LEN + full * (per_chunk + block_max_encoded_len(ENCODE_CHUNK_SIZE)) +
+           (rest ? per_chunk + block_max_encoded_len(rest) : 0);
 }
 
 size_t s2_stream_encode(uint8_t *dst, const uint8_t *src, size_t n) {

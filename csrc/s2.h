@@ -87,11 +87,6 @@ int s2_block_decoded_len(const uint8_t *src, size_t src_len, uint64_t *decoded_l
  * length from the preamble.  On error fills *err (offset relative to src). */
 int s2_block_decode(uint8_t *dst, size_t dst_len, const uint8_t *src, size_t src_len,
                     s2_error *err);
-/* Largest output of s2_block_encode for n input bytes (n <= 64 KiB). */
-size_t s2_block_max_encoded_len(size_t n);
-/* Encode n <= 64 KiB bytes as one plain Snappy block into dst (capacity from
- * s2_block_max_encoded_len).  Returns the number of bytes written. */
-size_t s2_block_encode(uint8_t *dst, const uint8_t *src, size_t n);
 
 /* --- framing (stream) format ------------------------------------------------------- */
 
