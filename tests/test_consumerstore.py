@@ -14,8 +14,8 @@ import pytest
 from jsstore import consumerstore
 from jsstore._core.ackstate import AckState, decode
 from jsstore._core.hashing import consumer_meta_hash_key, meta_sum
-from jsstore.consumerstore import (FileConsumerStore, MemConsumerStore, read_consumer_meta,
-                                   rfc3339_nano)
+from jsstore.consumerstore import (FileConsumerStore, MemConsumerStore, go_json,
+                                   read_consumer_meta, rfc3339_nano)
 from jsstore.errors import (CorruptFile, CorruptStreamState, MsgNotFound, NoAckPolicy,
                             OldUpdate, StoreClosed, StoreError)
 from jsstore.store import ConsumerState, ConsumerStore, Pending, SequencePair
@@ -319,6 +319,24 @@ def test_delete_removes_directory(tmp_path):
         store.state()
 
 
+def test_go_json_escapes():
+    assert go_json({"a": "x.>", "b": "<&>", "c": "\u2028é", "n": 1}) == \
+        b'{"a":"x.\\u003e","b":"\\u003c\\u0026\\u003e","c":"\\u2028\xc3\xa9","n":1}'
+
+
+def test_meta_inf_uses_go_escapes(tmp_path):
+    store = open_file_store(tmp_path, {**EXPLICIT, "filter_subject": "orders.>"})
+    with open(os.path.join(store.directory, "meta.inf"), "rb") as f:
+        assert b'"filter_subject":"orders.\\u003e"' in f.read()
+    store.stop()
+
+
+@pytest.mark.parametrize("name", [".", "..", "a/b"])
+def test_path_like_names_are_rejected(tmp_path, name):
+    with pytest.raises(StoreError):
+        FileConsumerStore(str(tmp_path), "ORDERS", name, CREATED, EXPLICIT)
+
+
 @pytest.mark.parametrize("ts, text", [
     (0, "1970-01-01T00:00:00Z"),
     (CREATED, "2023-11-14T22:13:20.123456Z"),
@@ -390,8 +408,13 @@ def test_decodes_the_o_dat_nats_server_writes(tmp_path):
     now = time.time_ns()
     assert all(now - 30 * SECOND < p.timestamp <= now + SECOND for p in state.pending.values())
 
-    # meta.inf / meta.sum as nats-server wrote them pass our checksum check.
+    # meta.inf / meta.sum as nats-server wrote them pass our checksum check, and our JSON
+    # writer reproduces the server's bytes (Go's escapes, compact separators).
     meta = read_consumer_meta(consumer_dir, "ORDERS")
+    with open(os.path.join(consumer_dir, "meta.inf"), "rb") as f:
+        raw_meta = f.read()
+    assert b'"filter_subject":"orders.\\u003e"' in raw_meta
+    assert go_json(json.loads(raw_meta)) == raw_meta
     assert meta["Name"] == "dur" and meta["durable_name"] == "dur"
     assert meta["ack_policy"] == "explicit" and meta["max_deliver"] == 5
 

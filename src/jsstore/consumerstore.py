@@ -57,6 +57,19 @@ def rfc3339_nano(ts_ns: int) -> str:
     return text + "Z"
 
 
+# Go's encoding/json escapes these inside strings; doing the same keeps meta.inf byte-alike.
+_GO_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                    "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def go_json(value) -> bytes:
+    """Compact JSON the way Go's json.Marshal writes it (UTF-8, HTML-safe escapes)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    for char, escape in _GO_JSON_ESCAPES.items():
+        text = text.replace(char, escape)
+    return text.encode()
+
+
 def _write_atomically(path: str, data: bytes) -> None:
     tmp = path + ".tmp"
     try:
@@ -304,6 +317,8 @@ class FileConsumerStore(_ConsumerStoreBase):
 
     def __init__(self, stream_dir: str, stream_name: str, name: str, created_ns: int,
                  config: dict) -> None:
+        if name in (".", "..") or "/" in name or os.sep in name:
+            raise StoreError("bad consumer config")
         super().__init__(name, created_ns, config)
         self.stream_name = stream_name
         self.directory = os.path.join(stream_dir, CONSUMER_DIR, name)
@@ -338,7 +353,7 @@ class FileConsumerStore(_ConsumerStoreBase):
     def _write_config_locked(self) -> None:
         info = {"Created": rfc3339_nano(self.created_ns), "Name": self.name}
         info.update(self._config)
-        data = json.dumps(info, separators=(",", ":"), ensure_ascii=False).encode()
+        data = go_json(info)
         _write_atomically(os.path.join(self.directory, META_FILE), data)
         checksum = _hashing().meta_sum(self._hash_key, data)
         _write_atomically(os.path.join(self.directory, META_SUM_FILE), checksum)

@@ -319,8 +319,6 @@ cdef class AckState:
             return self._rebuild_order()     # out of order: only after set_starting moved back
         if order_reserve(&self.order, self.order.count + 1) < 0:
             raise MemoryError()
-        if self.order.live_count == 0:
-            self.order.head = self.order.count
         self.order.seqs[self.order.count] = sseq
         self.order.live[self.order.count >> 6] |= (<uint64_t>1) << (self.order.count & 63)
         self.order.count += 1
