@@ -22,7 +22,7 @@ from jsstore._core.compress import ALG_LZ4, ALG_NONE, ALG_S2, block_alg, compres
 from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
 from jsstore.basestore import StoreBase
 from jsstore.config import StoreOptions, StreamConfig, dyn_block_size, stream_config_json
-from jsstore.consumerstore import FileConsumerStore, rfc3339_nano
+from jsstore.consumerstore import FileConsumerStore, MemConsumerStore, rfc3339_nano
 from jsstore.errors import BadMsg, CorruptFile, StoreClosed, WriteError
 from jsstore.store import FILE_STORAGE
 from jsstore import statefile
@@ -362,7 +362,10 @@ class FileStore(StoreBase):
     def consumer_store(self, name: str, created: int, config: dict):
         if self.closed:
             raise StoreClosed()
-        cs = FileConsumerStore(self.directory, self.name, name, created, config)
+        if config.get("mem_storage"):
+            cs = MemConsumerStore(name, created, config)
+        else:
+            cs = FileConsumerStore(self.directory, self.name, name, created, config)
         self._consumers[name] = cs
         return cs
 
