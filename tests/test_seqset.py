@@ -663,3 +663,107 @@ SeqSetMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 test_seqset_against_python_set = SeqSetMachine.TestCase
+
+
+# ---- against the real nats-server ---------------------------------------------------------
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+@pytest.mark.natsserver
+def test_index_db_delete_map_round_trips_through_nats_server(tmp_path):
+    """nats-server writes a block's delete map into msgs/index.db as an avl.SequenceSet.
+
+    We decode the one it wrote, then replace it with our own encoding of a different set
+    (one extra deleted sequence that exists only there, not as a tombstone), fix the
+    counts and the checksum, and restart the server: it must report our set.
+    """
+    import asyncio
+    import hashlib
+
+    import nats
+
+    from jsstore._core.hashing import highway64_digest
+    from natsserver import nats_server, require_nats_server
+
+    require_nats_server()
+    deleted = [5, 100, 2047, 2048, 2100, 4500, 7000, 7001, 9999]
+    extra = 3000
+    total = 10_050
+
+    async def fill(url):
+        nc = await nats.connect(url)
+        js = nc.jetstream()
+        await js.add_stream(name="S", subjects=["s.>"])
+        for _ in range(total):
+            await nc.publish("s.x", b"p")
+        await nc.flush()
+        for _ in range(200):
+            if (await js.stream_info("S")).state.messages == total:
+                break
+            await asyncio.sleep(0.05)
+        for seq in deleted:
+            await js.delete_msg("S", seq)
+        await nc.close()
+
+    async def inspect(url):
+        nc = await nats.connect(url)
+        js = nc.jetstream()
+        state = (await js.stream_info("S")).state
+        present = {}
+        for seq in (extra, extra + 1, 100, 101):
+            try:
+                await js.get_msg("S", seq)
+                present[seq] = True
+            except nats.js.errors.NotFoundError:
+                present[seq] = False
+        await nc.close()
+        return state, present
+
+    with nats_server(tmp_path) as server:
+        asyncio.run(fill(server.url))
+    (index_path,) = tmp_path.glob("**/streams/S/msgs/index.db")
+    data = bytearray(index_path.read_bytes())
+    key = hashlib.sha256(b"S").digest()
+    assert bytes(data[-8:]) == highway64_digest(key, bytes(data[:-8]))
+
+    hits = []
+    for pos in range(len(data) - 1):
+        if data[pos] == 22 and data[pos + 1] == 2:
+            try:
+                decoded, consumed = SeqSet.decode(bytes(data[pos:-8]))
+            except CorruptStreamState:
+                continue
+            hits.append((pos, decoded, consumed))
+    assert [hit[1].to_list() for hit in hits] == [deleted]
+    pos, decoded, consumed = hits[0]
+    assert decoded.nodes() == 5 and consumed == 10 + 5 * 266
+    # index.db v3+: uvarint numDeleted, uvarint ttls, uvarint schedules, then the set
+    assert data[1] >= 3 and bytes(data[pos - 3:pos]) == bytes([len(deleted), 0, 0])
+
+    ours = decoded.copy()
+    ours.insert(extra)
+    encoded = ours.encode()
+    assert len(encoded) == consumed and encoded != bytes(data[pos:pos + consumed])
+    data[pos:pos + consumed] = encoded
+    data[pos - 3] = len(deleted) + 1
+    msgs = _uvarint(total - len(deleted))
+    assert bytes(data[2:2 + len(msgs)]) == msgs
+    replacement = _uvarint(total - len(deleted) - 1)
+    assert len(replacement) == len(msgs)
+    data[2:2 + len(msgs)] = replacement
+    data[-8:] = highway64_digest(key, bytes(data[:-8]))
+    index_path.write_bytes(bytes(data))
+
+    with nats_server(tmp_path) as server:
+        state, present = asyncio.run(inspect(server.url))
+    assert state.num_deleted == len(deleted) + 1
+    assert state.messages == total - len(deleted) - 1
+    assert present == {extra: False, extra + 1: True, 100: False, 101: True}

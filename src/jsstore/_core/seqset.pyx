@@ -19,11 +19,11 @@
 # from the root.  So the file order must be a valid BST pre-order and the heights must be
 # the true heights for later inserts to keep the tree balanced.  We write the shape of a
 # perfectly balanced tree over the sorted array (middle element as root, recursively);
-# a subtree of k nodes then has height bit_length(k).  It also never checks `size`
-# against the bits, and v1 it decodes by re-inserting every member, checking size.
+# a subtree of k nodes then has height bit_length(k).  Its v2 decoder never compares
+# `size` with the bits; its v1 decoder re-inserts every member one by one and does.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.stdint cimport uint16_t, uint32_t, uint64_t
+from libc.stdint cimport uint32_t, uint64_t
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memcpy, memmove, memset
 
