@@ -6,7 +6,7 @@ from __future__ import annotations
 from jsstore._core import queries
 from jsstore._core.engine import BlockStore
 from jsstore._core.subjects import SubjectIndex
-from jsstore.errors import StoreClosed
+from jsstore.errors import StoreClosed, StoreEOF
 
 
 class StoreBase(BlockStore):
@@ -102,29 +102,39 @@ class StoreBase(BlockStore):
         return purged
 
     def purge_ex(self, subject: str, seq: int = 0, keep: int = 0) -> int:
-        """Filtered purge: subjects matching `subject`, sequences below seq (when > 0),
-        keeping the newest `keep` of each subject (when > 0). Returns the count."""
+        """Filtered purge, as nats-server: remove the messages matching `subject` below seq
+        (when seq > 1), or all but the newest `keep` of them counted across the whole filter
+        (when keep > 0). For the whole stream, seq > 1 is compact(seq) and keep > 0 is
+        compact(last_seq - keep + 1). Returns the count."""
         self._check_writable()
         if not subject or subject == ">":
-            if keep == 0:
-                if seq > 1:
-                    return self.compact(seq)
+            if keep == 0 and seq == 0:
                 return self.purge()
+            if seq > 1:
+                return self.compact(seq)
+            if keep > 0 and keep < self.msgs:
+                return self.compact(self.last_seq - keep + 1)
+            return 0
+        ss = self.filtered_state(1, subject)
+        if ss.msgs == 0:
+            return 0
+        to_remove = ss.msgs
+        if keep > 0:
+            if keep >= ss.msgs:
+                return 0
+            to_remove -= keep
+        last = seq - 1 if seq > 1 else ss.last
         purged = 0
-        for subj, ss in list(self.subjects_state(subject or ">").items()):
-            remaining = ss.msgs
-            to_remove = ss.msgs - keep if keep > 0 else ss.msgs
-            if to_remove <= 0:
-                continue
-            last = ss.last if seq <= 1 else min(ss.last, seq - 1)
-            cur = ss.first
-            while to_remove > 0 and cur and cur <= last:
-                nxt = self.load_next_msg(subj, cur + 1)[1] if remaining > 1 and cur < self.last_seq else 0
-                self.remove_msg(cur)
-                purged += 1
-                remaining -= 1
-                to_remove -= 1
-                cur = nxt
+        cur = ss.first
+        while purged < to_remove and 0 < cur <= last:
+            self.remove_msg(cur)
+            purged += 1
+            if cur >= last:
+                break
+            try:
+                cur = self.load_next_msg(subject, cur + 1)[1]
+            except StoreEOF:
+                break
         return purged
 
     def truncate(self, seq: int) -> None:
