@@ -19,6 +19,7 @@ import time
 
 from jsstore._core.block import MsgBlock
 from jsstore._core.compress import ALG_LZ4, ALG_NONE, ALG_S2, block_alg, compress_block, decompress_block
+from jsstore._core.subjects import SubjectIndex
 from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
 from jsstore.basestore import StoreBase
 from jsstore.config import StoreOptions, StreamConfig, dyn_block_size, stream_config_json
@@ -33,6 +34,8 @@ META_FILE = "meta.inf"
 META_SUM_FILE = "meta.sum"
 INDEX_FILE = "index.db"
 BLOCK_SUFFIX = ".blk"
+RECORD_LEN_MASK = 0x7FFFFFFF  # record_len without the header flag (csrc/record.h)
+RECORD_EMPTY_LEN = 30        # the shortest record: no subject, no data
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 
@@ -192,7 +195,7 @@ class FileStore(StoreBase):
             # trusted only until the next change: a crash from here on rebuilds from the blocks
             os.unlink(index_path)
         else:
-            self._rebuild(indexes)
+            self._rebuild(indexes, self._saved_block_ranges(index_path))
             self.enforce_limits()
         if self.lmb is None:
             first = self.config.first_seq if self.config.first_seq and self.last_seq == 0 else 0
@@ -204,31 +207,79 @@ class FileStore(StoreBase):
             self.ensure_loaded(self.lmb)
             self.lmb.open_for_append()
 
-    def _rebuild(self, indexes: list[int]) -> None:
-        """Recover the state from the block files alone."""
-        from jsstore._core.subjects import SubjectIndex
+    def _saved_block_ranges(self, index_path: str) -> dict:
+        """{block index: (first_seq, last_seq)} from an index.db that verifies but was not
+        used (stale or not matching the files); empty when there is none."""
+        try:
+            with open(index_path, "rb") as f:
+                saved = statefile.decode_index(self.name, f.read())
+        except (OSError, CorruptFile):
+            return {}
+        return {blk["index"]: (blk["first_seq"], blk["last_seq"]) for blk in saved["blocks"]
+                if blk["last_seq"] >= blk["first_seq"] > 0}
+
+    def _rebuild(self, indexes: list[int], saved_ranges: dict | None = None) -> None:
+        """Recover the state from the block files alone.
+
+        Each block is walked record by record with every hash verified; the file is
+        truncated at its first bad record and what is cut off is reported as lost
+        (`lost_bytes`, and in `lost_msgs` the sequences that can be known: those up to
+        the next intact record, and those of blocks index.db listed but that are gone).
+        """
         self.psim = SubjectIndex()
         tombstones: list = []
         blocks = []
+        damaged = []          # blocks truncated here: their tail up to the next block is lost
+        last_seq = 0          # highest sequence of the blocks taken so far
         for index in indexes:
             mb = MsgBlock(index, block_hash_key(self.name, index), self._block_path(index), False)
             try:
                 data = self._read_block(mb)
-            except (BadMsg, OSError) as exc:
-                self._record_lost(mb, 0, str(exc))
-                continue
+            except (BadMsg, OSError, ValueError) as exc:
+                # unreadable as a whole (e.g. bad compressed frame): nothing in it can be trusted
+                size = os.path.getsize(mb.path) if os.path.exists(mb.path) else 0
+                self._record_lost(mb, size, f"unreadable block: {exc}")
+                mb.compression = ALG_NONE
+                self._persist_truncated(mb, b"")
+                data = b""
+                damaged.append(mb)
             mb.load_bytes(data)
             mb.build_cache(self.psim, True, tombstones)
             good = mb.raw_bytes
             if good < len(data):
-                self._record_lost(mb, len(data) - good, "bad record")
+                self._record_lost(mb, len(data) - good, f"bad record at offset {good}")
+                self._record_lost_seqs(mb, data, good)
                 self._persist_truncated(mb, data[:good])
+                damaged.append(mb)
+            if mb.msgs == 0 and mb.last_seq < last_seq or mb.last_seq == 0:
+                # no message records (empty, or only tombstones for older blocks)
+                mb.last_seq = max(mb.last_seq, last_seq)
+                mb.first_seq = mb.last_seq + 1
+            elif mb.msgs and mb.first_seq <= last_seq:
+                # overlaps the blocks before it: not a block of this stream's history
+                self._record_lost(mb, mb.raw_bytes, "block overlaps the previous one")
+                self._remove_block(mb)
+                continue
             mb.select_first()
             blocks.append(mb)
             self.cache_bytes += mb.cache_size
+            last_seq = max(last_seq, mb.last_seq)
+        for position, mb in enumerate(blocks):
+            if mb in damaged:
+                following = next((b for b in blocks[position + 1:] if b.msgs), None)
+                if following is not None:
+                    self._record_lost_range(mb.last_seq + 1, following.first_seq - 1)
+        if saved_ranges and blocks:
+            # a block index.db knew of, gone from below the last block file: its messages are
+            # lost unless a tombstone shows they were removed
+            present = set(indexes)
+            for index, (first, last) in sorted(saved_ranges.items()):
+                if index not in present and index < indexes[-1]:
+                    self._record_lost_range(first, last)
         self.blocks = [mb for mb in blocks if mb.raw_bytes > 0 or mb is blocks[-1]]
         for mb in blocks:
             if mb not in self.blocks:
+                self.cache_bytes -= min(self.cache_bytes, mb.cache_size)
                 self._remove_block(mb)
         self._recompute_totals()
         if self.blocks:
@@ -237,6 +288,9 @@ class FileStore(StoreBase):
         for seq, _ts in tombstones:
             if self.first_seq <= seq <= self.last_seq:
                 self.remove_msg_via_limits(seq)
+        if self.lost_msgs:
+            removed = {seq for seq, _ts in tombstones}
+            self.lost_msgs = sorted({seq for seq in self.lost_msgs if seq not in removed})
 
     def _persist_truncated(self, mb, data: bytes) -> None:
         if mb.compression:
@@ -244,9 +298,27 @@ class FileStore(StoreBase):
         else:
             with open(mb.path, "r+b") as f:
                 f.truncate(len(data))
+                os.fsync(f.fileno())
 
     def _record_lost(self, mb, nbytes: int, why: str) -> None:
+        """Account `nbytes` of block `mb` as lost data (`why` says what was wrong)."""
         self.lost_bytes += nbytes
+
+    def _record_lost_range(self, first: int, last: int) -> None:
+        if 0 < first <= last:
+            self.lost_msgs.extend(range(first, last + 1))
+
+    def _record_lost_seqs(self, mb, data: bytes, bad_offset: int) -> None:
+        """Sequences lost by cutting `data` at the bad record at `bad_offset`: when the bad
+        record's length still leads to intact records, everything up to the last of them."""
+        length = int.from_bytes(data[bad_offset:bad_offset + 4], "little") & RECORD_LEN_MASK
+        if length < RECORD_EMPTY_LEN or bad_offset + length >= len(data):
+            return
+        rest = MsgBlock(mb.index, block_hash_key(self.name, mb.index), None, False)
+        rest.load_bytes(data[bad_offset + length:])
+        rest.build_cache(SubjectIndex(), True, None)
+        if rest.raw_bytes and rest.last_seq > mb.last_seq:
+            self._record_lost_range(max(mb.last_seq, 0) + 1, rest.last_seq)
 
     def _recompute_totals(self) -> None:
         """Stream counts and range from the blocks, and the subject index hints."""
