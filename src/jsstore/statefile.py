@@ -167,7 +167,13 @@ def load_index(store, path: str, indexes: list[int]) -> bool:
     except (OSError, CorruptFile):
         return False
     blocks_meta = st["blocks"]
-    if [b["index"] for b in blocks_meta] != indexes or not indexes or st["last_index"] != indexes[-1]:
+    # As nats-server: the last block must be the one the state was written with, and no
+    # block file may come after it. Every listed block must exist; a block file the state
+    # does not list (one kept only for its tombstones) is left alone.
+    on_disk = set(indexes)
+    if not indexes or st["last_index"] != indexes[-1] or not blocks_meta \
+            or blocks_meta[-1]["index"] != st["last_index"] \
+            or any(b["index"] not in on_disk for b in blocks_meta):
         return False
     lmb_path = store._block_path(indexes[-1])
     try:
