@@ -164,6 +164,11 @@ class StoreBase(BlockStore):
         if keep is not self.lmb and keep.is_loaded:
             self.cache_bytes -= min(self.cache_bytes, keep.cache_size)
         self.lmb = keep
+        # the removals above left their sequences in the deleted set; they are reused now
+        keep.deleted.delete_above(seq)
+        if keep.msgs and keep.last_seq < seq:
+            # sequences up to seq lived in dropped blocks and were all removed: holes here
+            keep.deleted.insert_range(keep.last_seq + 1, seq)
         keep.last_seq = seq
         if keep.msgs == 0:
             keep.first_seq = seq + 1
