@@ -621,7 +621,8 @@ cdef class BlockStore:
         if self.closed:
             raise StoreClosed()
         if seq == 0:
-            seq = self.first_seq
+            # the first message; an empty store has none (EOF, whatever first_seq says)
+            seq = self.first_seq if self.msgs else self.last_seq + 1
         if seq > self.last_seq:
             raise StoreEOF()
         if seq < self.first_seq:
