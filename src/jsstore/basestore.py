@@ -90,7 +90,8 @@ class StoreBase(BlockStore):
         while self.msgs and self.first_seq < seq:
             first = self.first_seq
             mb = self._block_for(first)
-            if mb is not touched and touched is not None:
+            if mb is not touched and touched is not None and touched in self.blocks:
+                # (a block emptied by the removals was dropped, file and all: leave it gone)
                 self._rewrite_block(touched)
             touched = mb
             if self.remove_msg_via_limits(first):
