@@ -138,6 +138,19 @@ class StoreMachine(RuleBasedStateMachine):
         self.file.stop()
         self.file = self._open_file()
 
+    @precondition(lambda self: self.model is not None and self.model.max_msgs < 0
+                  and self.model.max_per_subject < 0)
+    @rule()
+    def crash_reopen(self):
+        """The process dies (every record already handed to the OS, no index.db): the
+        reopened store rebuilds from the block files alone. Only without limits: removals
+        by limits write no tombstone, so a rebuild can bring back a message that limits
+        removed when later removals brought the count back under the limit."""
+        self.file.closed = True
+        for mb in self.file.blocks:
+            mb.close_file()
+        self.file = self._open_file()
+
     # -- reads -----------------------------------------------------------------------
     @rule(data=st.data())
     def load_msg(self, data):
