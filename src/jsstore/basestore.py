@@ -74,8 +74,10 @@ class StoreBase(BlockStore):
         return purged
 
     def compact(self, seq: int) -> int:
-        """Remove every message with a sequence below seq. Returns the count."""
+        """Remove every message with a sequence below seq (0 = purge). Returns the count."""
         self._check_writable()
+        if seq == 0:
+            return self.purge()
         if seq <= self.first_seq or self.msgs == 0 and seq <= self.last_seq + 1:
             if self.msgs == 0 and seq > self.first_seq:
                 self.first_seq = seq
