@@ -104,6 +104,8 @@ class StoreModel:
         return count
 
     def compact(self, seq: int) -> int:
+        if seq == 0:
+            return self.purge()
         if seq > self.last_seq:
             count = self.purge()
             self.last_seq = max(self.last_seq, seq - 1)

@@ -307,6 +307,15 @@ def test_compact(store_factory):
     assert sum(store.subjects_totals(">").values()) == 20
 
 
+def test_compact_zero_is_purge(store_factory):
+    store = store_factory.create()
+    fill(store, SUBJECTS)
+    assert store.compact(0) == 8
+    store = store_factory.reopen()
+    st = store.state()
+    assert (st.messages, st.first_seq, st.last_seq) == (0, 9, 8)
+
+
 def test_compact_beyond_last(store_factory):
     store = store_factory.create()
     fill(store, SUBJECTS)

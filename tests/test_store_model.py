@@ -124,7 +124,7 @@ class StoreMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def compact(self, data):
-        seq = data.draw(st.integers(1, self.model.last_seq + 3))
+        seq = data.draw(st.integers(0, self.model.last_seq + 3))
         self.both(lambda s, m: s.compact(seq))
 
     @precondition(lambda self: self.model is not None and self.model.last_seq > 0)
