@@ -156,9 +156,9 @@ def test_intern_find_release_basics():
     assert len(index) == 0 and index.find("a") is None and index.match(">") == []
     a = index.intern("orders.1")
     assert index.intern(b"orders.1") == a and index.find("orders.1") == a
-    assert index.get(a) == (0, 0, 0, 0, 0)
-    index.set(a, 3, 10, 12, 1, 2)
-    assert index.get(a) == (3, 10, 12, 1, 2)
+    assert index.get(a) == (0, 0, 0)
+    index.set(a, 3, 10, 12)
+    assert index.get(a) == (3, 10, 12)
     b = index.intern("orders.2")
     assert b != a and len(index) == 2 and index.subject(b) == "orders.2"
     index.release(a)
@@ -168,7 +168,7 @@ def test_intern_find_release_basics():
             call(a)
     c = index.intern("orders.3")
     assert c == a, "a released id is reused"
-    assert index.get(c) == (0, 0, 0, 0, 0), "a reused entry starts zeroed"
+    assert index.get(c) == (0, 0, 0), "a reused entry starts zeroed"
     index.verify()
 
 
@@ -259,7 +259,7 @@ class SubjectIndexMachine(RuleBasedStateMachine):
         super().__init__()
         self.index = SubjectIndex()
         self.ids = {}         # subject -> id
-        self.state = {}       # id -> (total, first, last, fblk, lblk)
+        self.state = {}       # id -> (total, first, last)
         self.released = set()  # ids handed back and not yet reused
 
     subjects = st.builds(lambda a, b, pad: f"s{a}.{b}{'p' * pad}",
@@ -276,7 +276,7 @@ class SubjectIndexMachine(RuleBasedStateMachine):
             assert sid in self.released, "a free id is reused before a new one is made"
         self.released.discard(sid)
         self.ids[subject] = sid
-        self.state[sid] = (0, 0, 0, 0, 0)
+        self.state[sid] = (0, 0, 0)
 
     @rule(first=st.integers(0, 40), count=st.integers(1, 60))
     def intern_many(self, first, count):
@@ -306,8 +306,7 @@ class SubjectIndexMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self.ids)
     @rule(data=st.data(), values=st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1),
-                                           st.integers(0, 2**64 - 1), st.integers(0, 2**32 - 1),
-                                           st.integers(0, 2**32 - 1)))
+                                           st.integers(0, 2**64 - 1)))
     def set_state(self, data, values):
         sid = self.ids[data.draw(st.sampled_from(sorted(self.ids)))]
         self.index.set(sid, *values)

@@ -84,7 +84,8 @@ def encode_index(store) -> bytes:
     _put_uvarint(out, len(subjects))
     for subj, sid in subjects:
         raw = subj.encode("utf-8", "surrogateescape")
-        total, _first, _last, fblk, lblk = psim.get(sid)
+        total, first, last = psim.get(sid)
+        fblk, lblk = store.block_index_at(first), store.block_index_at(last)
         _put_uvarint(out, len(raw))
         out += raw
         _put_uvarint(out, total)
@@ -212,7 +213,7 @@ def load_index(store, path: str, indexes: list[int]) -> bool:
         sid = psim.intern(subj)
         first = by_index[fblk].first_seq if fblk in by_index else st["first_seq"]
         last = by_index[lblk].last_seq if lblk in by_index else st["last_seq"]
-        psim.set(sid, total, first, last, fblk, lblk)
+        psim.set(sid, total, first, last)
     store.psim = psim
     store.blocks = blocks
     store.lmb = blocks[-1]
@@ -224,7 +225,7 @@ def load_index(store, path: str, indexes: list[int]) -> bool:
 
 
 def fix_subject_hints(store) -> None:
-    """Set every subject's total, first/last and block hints from the blocks' subject state."""
+    """Set every subject's total and first/last from the blocks' subject state."""
     psim = store.psim
     totals: dict[int, list] = {}
     for mb in store.blocks:
@@ -235,11 +236,10 @@ def fix_subject_hints(store) -> None:
                 continue
             cur = totals.get(sid)
             if cur is None:
-                totals[sid] = [count, first, last, mb.index, mb.index]
+                totals[sid] = [count, first, last]
             else:
                 cur[0] += count
                 cur[2] = last
-                cur[4] = mb.index
     for subj, sid in psim.items():
         cur = totals.get(sid)
         if cur is None:

@@ -131,6 +131,15 @@ cdef class BlockStore:
             victim.c_drop_cache()
         return 0
 
+    def block_index_at(self, uint64_t seq):
+        """Index of the block holding seq, or of the next block after it (the last block if none)."""
+        cdef Py_ssize_t pos = self.c_block_pos(seq)
+        if not self.blocks:
+            return 0
+        if pos >= PyList_GET_SIZE(self.blocks):
+            pos = PyList_GET_SIZE(self.blocks) - 1
+        return (<MsgBlock>PyList_GET_ITEM(self.blocks, pos)).index
+
     def ensure_loaded(self, MsgBlock mb):
         self.c_ensure_loaded(mb)
 
@@ -215,10 +224,8 @@ cdef class BlockStore:
         entry = self.psim.entry(<uint32_t>sid)
         if entry.total == 0:
             entry.first_seq = seq
-            entry.fblk = mb.index
         entry.total += 1
         entry.last_seq = seq
-        entry.lblk = mb.index
         mb.c_index_append(seq, off, <uint32_t>sid)
         mb.subjects.c_add(<uint32_t>sid, seq)
         if mb.msgs == 0:
@@ -562,7 +569,6 @@ cdef class BlockStore:
             if exact_hint:
                 entry = self.psim.entry(sid)
                 entry.first_seq = seq
-                entry.fblk = mb.index
             return seq
         return 0
 
@@ -599,7 +605,6 @@ cdef class BlockStore:
             if exact_hint:
                 entry = self.psim.entry(sid)
                 entry.last_seq = seq
-                entry.lblk = mb.index
             return seq
         return 0
 

@@ -13,13 +13,14 @@
 from libc.stdint cimport uint64_t, uint32_t, uint16_t, int64_t
 
 cdef struct SubjEntry:
-    uint64_t total                # messages with this subject in the stream (0 = free entry)
-    uint64_t first_seq            # lowest live sequence with this subject (exact)
-    uint64_t last_seq             # highest live sequence with this subject (exact)
+    uint64_t total                # messages with this subject in the stream
+    uint64_t first_seq            # lowest live sequence with this subject (a lower bound, see below)
+    uint64_t last_seq             # highest live sequence with this subject (an upper bound)
     uint32_t off                  # offset of the subject bytes in the arena
-    uint32_t fblk                 # index of the first block holding it (may lag low after deletes)
-    uint32_t lblk                 # index of the last block holding it (may lag high after deletes)
-    uint16_t length               # subject length in bytes
+    uint16_t length               # subject length in bytes (0 = free entry)
+    # first_seq / last_seq are bounds: exact when set by a store, then moved past a removed
+    # sequence (first up, last down) and made exact again lazily by the engine.  The
+    # blocks holding them (nats-server's psi.fblk / lblk) follow from a block lookup.
 
 cdef class SubjectIndex:
     cdef uint32_t* slots          # hash slots: 0 = empty, 0xFFFFFFFF = tombstone, else id + 1
@@ -28,7 +29,7 @@ cdef class SubjectIndex:
     cdef SubjEntry* entries       # dense entry array, indexed by id
     cdef uint32_t n_entries       # high-water mark of ids handed out
     cdef uint32_t cap_entries     # allocated entries
-    cdef uint32_t n_live          # entries with total > 0
+    cdef uint32_t n_live          # entries in use (interned and not released)
     cdef uint32_t* free_ids       # stack of released ids for reuse
     cdef uint32_t n_free, cap_free
     cdef char* arena              # subject bytes, back to back

@@ -350,17 +350,15 @@ cdef class SubjectIndex:
         return self.subject_str(<uint32_t>sid)
 
     def get(self, sid):
-        """(total, first_seq, last_seq, fblk, lblk) of subject `sid`."""
+        """(total, first_seq, last_seq) of subject `sid`."""
         cdef SubjEntry* e = _live_entry(self, sid)
-        return (e.total, e.first_seq, e.last_seq, e.fblk, e.lblk)
+        return (e.total, e.first_seq, e.last_seq)
 
-    def set(self, sid, uint64_t total, uint64_t first_seq, uint64_t last_seq, uint32_t fblk, uint32_t lblk):
+    def set(self, sid, uint64_t total, uint64_t first_seq, uint64_t last_seq):
         cdef SubjEntry* e = _live_entry(self, sid)
         e.total = total
         e.first_seq = first_seq
         e.last_seq = last_seq
-        e.fblk = fblk
-        e.lblk = lblk
 
     def match(self, filter):
         """Ids (ascending) of the subjects matching `filter`; "" and ">" match all."""
