@@ -102,3 +102,32 @@ def test_restore_rejects_escaping_paths(tmp_path):
     with pytest.raises(ValueError):
         restore_snapshot([s2_encode_stream(buf.getvalue())], str(tmp_path / "r"))
     assert not (tmp_path / "evil").exists()
+
+
+def test_mapped_write_block_crash_leaves_no_lost_data(tmp_path):
+    """A killed process leaves the write block's reserved zero tail; recovery cuts it off
+    without reporting lost data and appends go on from the last record."""
+    import subprocess
+    import sys
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    code = (
+        "import os, jsstore\n"
+        "from jsstore import StreamConfig, StoreOptions\n"
+        f"fs = jsstore.FileStore({str(tmp_path / 's')!r}, StreamConfig(name='D', subjects=['d.>']),"
+        " StoreOptions(sync_interval=0))\n"
+        "assert fs.lmb.is_mapped\n"
+        "for i in range(100): fs.store_msg('d.x', None, b'%d' % i)\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=src))
+    assert proc.returncode == -9
+    blk = tmp_path / "s" / "msgs" / "1.blk"
+    assert blk.stat().st_size > 100 * 60  # the reserved space is still there
+    fs = jsstore.FileStore(tmp_path / "s", _cfg())
+    st = fs.state()
+    assert (st.messages, st.last_seq, st.lost) == (100, 100, None)
+    assert fs.lost_bytes == 0
+    assert fs.load_msg(100).msg == b"99"
+    assert fs.store_msg("d.x", None, b"next")[0] == 101
+    fs.stop()
+    assert blk.stat().st_size == fs.lmb.raw_bytes  # cut back to its records on a clean stop

@@ -41,6 +41,7 @@ class StoreBase(BlockStore):
         mb.build_cache(self.psim)
         self.blocks = [mb]
         self.lmb = mb
+        self._attach_block(mb)
         self.cache_bytes = 0
         self.msgs = 0
         self.bytes = 0
@@ -234,6 +235,8 @@ class StoreBase(BlockStore):
         mb.update_last_hash()
         if mb is not self.lmb:
             self.cache_bytes += mb.cache_size
+        else:
+            self._attach_block(mb)
 
     def _persist_block(self, mb, data: bytes) -> None:
         """Write a rewritten block's bytes to its file (file store only)."""

@@ -50,7 +50,8 @@ class StoreOptions:
     block_size: int = 0                # 0 = choose like nats-server (dyn_block_size)
     sync: str = "interval"             # interval | always (group commit)
     sync_interval: float = DEFAULT_SYNC_INTERVAL
-    cache_budget: int = 256 * MIB      # bytes of block cache kept resident
+    cache_budget: int = 256 * MIB      # bytes of sealed-block cache kept resident
+    mmap: bool = True                  # write the current block through a shared file mapping
 
 
 def dyn_block_size(config: StreamConfig) -> int:

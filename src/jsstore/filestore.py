@@ -116,15 +116,15 @@ class FileStore(StoreBase):
         return os.path.join(self.msgs_dir, f"{index}{BLOCK_SUFFIX}")
 
     def _new_block(self, index: int) -> MsgBlock:
-        mb = MsgBlock(index, block_hash_key(self.name, index), self._block_path(index), False)
+        return MsgBlock(index, block_hash_key(self.name, index), self._block_path(index), False)
+
+    def _attach_block(self, mb) -> None:
         try:
-            mb.open_for_append()
+            mb.open_for_append(self.block_size if self.options.mmap else 0)
         except OSError as exc:
-            err = WriteError(f"create {mb.path}: {exc.strerror}")
+            err = WriteError(f"open {mb.path}: {exc.strerror}")
             self.write_error = err
             raise err from exc
-        self._write_gen += 1
-        return mb
 
     def _read_block(self, mb) -> bytes:
         with open(mb.path, "rb") as f:
@@ -141,6 +141,7 @@ class FileStore(StoreBase):
             pass
 
     def _sealed(self, mb) -> None:
+        mb.unmap()
         if self.options.sync == "always" and mb.file_fd >= 0:
             os.fsync(mb.file_fd)
             self.fsyncs += 1
@@ -159,8 +160,6 @@ class FileStore(StoreBase):
         else:
             write_atomically(mb.path, data)
             mb.compression = ALG_NONE
-        if is_lmb:
-            mb.open_for_append()
 
     def _rewrite_record(self, mb, offset: int, record: bytes) -> None:
         if mb.compression:
@@ -205,7 +204,8 @@ class FileStore(StoreBase):
             self._roll_block()
         else:
             self.ensure_loaded(self.lmb)
-            self.lmb.open_for_append()
+            self.cache_bytes -= min(self.cache_bytes, self.lmb.cache_size)
+            self._attach_block(self.lmb)
 
     def _saved_block_ranges(self, index_path: str) -> dict:
         """{block index: (first_seq, last_seq)} from an index.db that verifies but was not
@@ -246,7 +246,10 @@ class FileStore(StoreBase):
             mb.load_bytes(data)
             mb.build_cache(self.psim, True, tombstones)
             good = mb.raw_bytes
-            if good < len(data):
+            if good < len(data) and not data[good:].lstrip(b"\0"):
+                # the zero-filled space reserved for a mapped write block: nothing was lost
+                self._persist_truncated(mb, data[:good])
+            elif good < len(data):
                 self._record_lost(mb, len(data) - good, f"bad record at offset {good}")
                 self._record_lost_seqs(mb, data, good)
                 self._persist_truncated(mb, data[:good])
@@ -407,22 +410,30 @@ class FileStore(StoreBase):
 
     # -- lifecycle ---------------------------------------------------------------------
     def stop(self) -> None:
+        """Flush, fsync and write index.db (so the next open scans no block), then close.
+        After a write error only the files are closed: the next open recovers from them."""
         if self.closed:
             return
         self._stop_event.set()
-        self.flush_all_pending()
-        if self.lmb is not None:
-            self.lmb.update_last_hash()
-            self._sync_block(self.lmb)
-        if self.write_error is None:
-            statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
-        for cs in self._consumers.values():
-            cs.stop()
-        for mb in self.blocks:
-            mb.close_file()
-        self.closed = True
-        if self._syncer is not None and self._syncer is not threading.current_thread():
-            self._syncer.join(timeout=5)
+        try:
+            if self.write_error is None:
+                self.flush_all_pending()
+                if self.lmb is not None:
+                    self.lmb.unmap()
+                    self.lmb.update_last_hash()
+                    self._sync_block(self.lmb)
+                statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
+        finally:
+            self.closed = True
+            for cs in self._consumers.values():
+                cs.stop()
+            for mb in self.blocks:
+                try:
+                    mb.close_file()
+                except (OSError, WriteError):
+                    pass
+            if self._syncer is not None and self._syncer is not threading.current_thread():
+                self._syncer.join(timeout=5)
 
     def delete(self) -> None:
         self.stop()

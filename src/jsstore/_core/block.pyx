@@ -4,7 +4,19 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memcpy
 from libc.errno cimport errno, EINTR
-from posix.unistd cimport write
+from posix.unistd cimport write, ftruncate
+from posix.mman cimport mmap, munmap, mremap, PROT_READ, PROT_WRITE, MAP_SHARED, MAP_FAILED
+
+cdef extern from "sys/mman.h" nogil:
+    enum: MREMAP_MAYMOVE
+
+cdef extern from "fcntl.h" nogil:
+    int posix_fallocate(int fd, long offset, long length)
+
+cdef size_t PAGE = 4096
+
+cdef inline size_t page_round(size_t n) noexcept nogil:
+    return (n + PAGE - 1) & ~(PAGE - 1)
 
 from jsstore._core.record cimport (record_parse, record_encode, record_hash_ok, rec_size,
                                    rec_get_u32, RECORD_HASH_SIZE, SEQ_MASK)
@@ -34,21 +46,77 @@ cdef class MsgBlock:
         self.mem_sized = mem_sized
 
     def __dealloc__(self):
-        PyMem_Free(self.buf)
+        if self.mapped:
+            munmap(self.buf, self.buf_cap)
+            if self.fd >= 0:
+                ftruncate(self.fd, self.buf_len)
+        else:
+            PyMem_Free(self.buf)
         PyMem_Free(self.idx)
         PyMem_Free(self.sids)
         if self.fd >= 0:
             os.close(self.fd)
 
     # -- file -----------------------------------------------------------------
-    def open_for_append(self):
+    def open_for_append(self, size_t map_size=0):
+        """Open the file for writing; with map_size, write through a mapping of that size."""
         if self.fd < 0 and self.path is not None:
-            self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        if map_size and self.fd >= 0 and self.buf != NULL and not self.mapped:
+            self.c_flush()
+            self.c_map(map_size if map_size > self.buf_len else self.buf_len)
+
+    def unmap(self):
+        """Leave mapped mode, keeping the cache; the file is cut back to its records."""
+        self.c_unmap(True)
 
     def close_file(self):
+        self.c_unmap(True)
         if self.fd >= 0:
             fd, self.fd = self.fd, -1
             os.close(fd)
+
+    @property
+    def is_mapped(self):
+        return self.mapped
+
+    cdef int c_map(self, size_t capacity) except -1:
+        cdef void* p
+        cdef int rc
+        capacity = page_round(capacity if capacity > self.buf_len else self.buf_len)
+        if self.mapped or self.fd < 0 or capacity == 0:
+            return 0
+        rc = posix_fallocate(self.fd, 0, capacity)
+        if rc != 0:
+            return 0  # no room reserved: stay with write(2), which reports ENOSPC cleanly
+        p = mmap(NULL, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, self.fd, 0)
+        if p == MAP_FAILED:
+            ftruncate(self.fd, self.buf_len)
+            return 0
+        PyMem_Free(self.buf)
+        self.buf = <uint8_t*>p
+        self.buf_cap = capacity
+        self.flushed = self.buf_len
+        self.mapped = True
+        return 0
+
+    cdef int c_unmap(self, bint keep_cache) except -1:
+        cdef uint8_t* heap = NULL
+        cdef size_t cap = self.buf_len if self.buf_len > 64 else 64
+        if not self.mapped:
+            return 0
+        if keep_cache:
+            heap = <uint8_t*>PyMem_Malloc(cap)
+            if heap == NULL:
+                raise MemoryError()
+            memcpy(heap, self.buf, self.buf_len)
+        munmap(self.buf, self.buf_cap)
+        self.mapped = False
+        self.buf = heap
+        self.buf_cap = cap if keep_cache else 0
+        if ftruncate(self.fd, self.buf_len) != 0:
+            raise WriteError(f"truncate {self.path}: {os.strerror(errno)}")
+        return 0
 
     @property
     def file_fd(self):
@@ -70,7 +138,18 @@ cdef class MsgBlock:
         cdef size_t need = self.buf_len + extra
         cdef size_t cap
         cdef uint8_t* nb
+        cdef void* p
         if need <= self.buf_cap and self.buf != NULL:
+            return 0
+        if self.mapped:
+            cap = page_round(need if need > self.buf_cap * 2 else self.buf_cap * 2)
+            if posix_fallocate(self.fd, 0, cap) != 0:
+                raise WriteError(f"grow {self.path}: no space")
+            p = mremap(self.buf, self.buf_cap, cap, MREMAP_MAYMOVE)
+            if p == MAP_FAILED:
+                raise WriteError(f"grow mapping of {self.path}: {os.strerror(errno)}")
+            self.buf = <uint8_t*>p
+            self.buf_cap = cap
             return 0
         cap = self.buf_cap if self.buf_cap else 4096
         while cap < need:
@@ -134,7 +213,13 @@ cdef class MsgBlock:
         return PyBytes_FromStringAndSize(<const char*>self.buf, self.buf_len)
 
     cdef void c_drop_cache(self) noexcept:
-        PyMem_Free(self.buf)
+        if self.mapped:
+            munmap(self.buf, self.buf_cap)
+            self.mapped = False
+            if self.fd >= 0:
+                ftruncate(self.fd, self.buf_len)
+        else:
+            PyMem_Free(self.buf)
         PyMem_Free(self.idx)
         PyMem_Free(self.sids)
         self.buf = NULL
@@ -191,8 +276,8 @@ cdef class MsgBlock:
     cdef int c_flush(self) except -1:
         cdef ssize_t n
         cdef size_t todo
-        if self.fd < 0:
-            self.flushed = self.buf_len
+        if self.fd < 0 or self.mapped:
+            self.flushed = self.buf_len   # a mapped append is already in the OS page cache
             return 0
         while self.flushed < self.buf_len:
             todo = self.buf_len - self.flushed

@@ -40,6 +40,7 @@ cdef class BlockStore:
     cdef MsgBlock c_select_block(self, uint64_t seq)          # block whose range holds seq, or None
     cdef Py_ssize_t c_block_pos(self, uint64_t seq) noexcept  # position of first block with last_seq >= seq
     cdef int c_ensure_loaded(self, MsgBlock mb) except -1
+    cdef int c_evict(self, MsgBlock keep) except -1         # drop LRU caches past the budget
     cdef int c_check_writable(self) except -1
     cdef int c_store(self, const uint8_t* subj, size_t subj_len, const uint8_t* hdr, size_t hdr_len,
                      bint has_hdr, const uint8_t* msg, size_t msg_len, uint64_t seq, int64_t ts,

@@ -85,6 +85,10 @@ cdef class BlockStore:
     def _sealed(self, MsgBlock mb):
         pass
 
+    def _attach_block(self, MsgBlock mb):
+        """Make a block with a loaded cache the write block's backing (files: open, map)."""
+        pass
+
     def _rewrite_record(self, MsgBlock mb, long offset, bytes record):
         pass
 
@@ -110,7 +114,6 @@ cdef class BlockStore:
         return mb
 
     cdef int c_ensure_loaded(self, MsgBlock mb) except -1:
-        cdef MsgBlock other, victim
         self.tick += 1
         mb.last_used = self.tick
         if mb.loaded():
@@ -118,10 +121,14 @@ cdef class BlockStore:
         mb.load_bytes(self._read_block(mb))
         mb.c_build_cache(self.psim, False, None)
         self.cache_bytes += mb.cache_size
+        return self.c_evict(mb)
+
+    cdef int c_evict(self, MsgBlock keep) except -1:
+        cdef MsgBlock other, victim
         while self.cache_bytes > self.cache_budget:
             victim = None
             for other in self.blocks:
-                if other is mb or other is self.lmb or not other.loaded():
+                if other is keep or other is self.lmb or not other.loaded():
                     continue
                 if victim is None or other.last_used < victim.last_used:
                     victim = other
@@ -173,9 +180,14 @@ cdef class BlockStore:
         mb.c_build_cache(self.psim, False, None)
         self.blocks.append(mb)
         self.lmb = mb
+        self._attach_block(mb)
         if old is not None:
-            self.cache_bytes += old.cache_size
             self._sealed(old)
+            self.tick += 1
+            old.last_used = self.tick
+            if old.loaded():
+                self.cache_bytes += old.cache_size
+                self.c_evict(None)
         return mb
 
     cdef int c_store(self, const uint8_t* subj, size_t subj_len, const uint8_t* hdr, size_t hdr_len,
