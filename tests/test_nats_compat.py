@@ -410,16 +410,9 @@ def write_edited_with_jsstore(store_dir, name: str, compression: str = "none") -
     return {"state": st, "messages": expected, "dir": directory}
 
 
-EDITED_REBUILD_BUG = (
-    "engine: compact() leaves a block file holding only earlier tombstones and a skip "
-    "record below the new first sequence; nats-server rebuilds it as an empty block whose "
-    "first sequence is below the stream's, and then refuses to write index.db on stop "
-    "('Stream state encountered internal inconsistency on write')")
-
-
 @pytest.mark.parametrize("variant", [
     "index.db", "rebuild", "s2", "edited",
-    pytest.param("edited-rebuild", marks=pytest.mark.xfail(strict=True, reason=EDITED_REBUILD_BUG)),
+    "edited-rebuild",
     "edited-s2"])
 def test_jsstore_written_stream_opens_in_nats(tmp_path, variant):
     require_nats_server()

@@ -346,7 +346,9 @@ cdef class BlockStore:
         """Use up [seq, seq + num - 1]; seq must be last_seq + 1."""
         cdef MsgBlock mb
         cdef uint64_t last
-        cdef int64_t ts = now_ns()
+        # the skip record carries the stream's last time (now, for an empty stream), so a
+        # rebuild from the blocks finds the same last_ts as the live state
+        cdef int64_t ts = self.last_ts if self.last_ts else now_ns()
         self.c_check_writable()
         if num == 0:
             return
