@@ -199,10 +199,6 @@ class StoreMachine(RuleBasedStateMachine):
                    state.deleted or [], state.num_deleted, state.num_subjects)
             deleted = model.deleted()
             first = model.first_seq
-            if store is self.file and first == 0 and model.last_seq == 0:
-                # known difference: a FileStore that never held a sequence reports 1
-                # (nats-server and MemStore report 0)
-                first = 1
             expect = (len(model.msgs), nbytes, first, model.last_seq,
                       deleted, len(deleted), model.num_subjects())
             assert got == expect, (store.type(), got, expect)

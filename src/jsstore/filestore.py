@@ -344,7 +344,9 @@ class FileStore(StoreBase):
                     pass
                 prev_last = mb.last_seq if mb.last_seq else prev_last
         else:
-            self.first_seq = self.last_seq + 1
+            # an empty stream continues after its last sequence; one that never held a
+            # sequence reports 0, as nats-server does
+            self.first_seq = self.last_seq + 1 if self.last_seq else 0
             self.first_ts = 0
         statefile.fix_subject_hints(self)
 
