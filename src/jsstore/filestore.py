@@ -424,7 +424,10 @@ class FileStore(StoreBase):
                     self.lmb.unmap()
                     self.lmb.update_last_hash()
                     self._sync_block(self.lmb)
-                statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
+                if not any(mb.damaged for mb in self.blocks):
+                    # (with a damaged block, no state file: the next open rebuilds from the
+                    # blocks, cuts the damage off and reports what was lost)
+                    statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
         finally:
             self.closed = True
             for cs in self._consumers.values():

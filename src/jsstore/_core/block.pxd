@@ -10,6 +10,7 @@ cdef enum:
     IDX_HOLE = 0x40000000         # idx entry flag: sequence deleted / skipped (no record)
     IDX_CHECKED = 0x80000000      # idx entry flag: record hash already verified
     IDX_OFF_MASK = 0x3FFFFFFF     # idx entry: byte offset of the record in buf
+    MAX_INDEX_GAP = 1 << 24       # a sequence gap this large inside one block is corruption
     SID_NONE = 0xFFFFFFFF         # sids entry of a hole
 
 cdef class MsgBlock:
@@ -30,6 +31,9 @@ cdef class MsgBlock:
     cdef public SeqSet deleted            # interior deletes within [first_seq, last_seq]
     cdef public bytes last_hash           # hash of the last record (lchk), 8 bytes
     cdef public int compression           # algorithm of the file on disk (0 = none)
+    cdef public bint damaged              # a record failed its checks after a trusted open: the
+                                          # rest of the block reads as absent, and the store
+                                          # rebuilds from the block files on its next open
     # cache
     cdef uint8_t* buf                     # record bytes, uncompressed, NULL when not loaded
     cdef size_t buf_len                   # bytes in buf

@@ -240,6 +240,8 @@ cdef class MsgBlock:
             self.idx_first = seq
         elif seq < self.idx_first + self.idx_len:
             raise BadMsg(f"sequence {seq} out of order in {self.index}.blk")
+        elif seq - (self.idx_first + self.idx_len) > MAX_INDEX_GAP:
+            raise BadMsg(f"sequence {seq} jumps too far in {self.index}.blk")
         while True:
             if self.idx_len == self.idx_cap:
                 cap = self.idx_cap * 2 if self.idx_cap else 1024
@@ -334,9 +336,11 @@ cdef class MsgBlock:
             return -1
         off = entry & IDX_OFF_MASK
         if record_parse(self.buf + off, self.buf_len - off, view) != 0:
+            self.damaged = True
             raise BadMsg(f"malformed or corrupt message in {self.index}.blk at offset {off}")
         if not (entry & IDX_CHECKED):
             if not record_hash_ok(self.buf + off, view, self.hash_key):
+                self.damaged = True
                 raise BadMsg(f"malformed or corrupt message in {self.index}.blk: checksum mismatch for seq {seq}")
             self.idx[i] = entry | IDX_CHECKED
         rec[0] = self.buf + off
@@ -507,9 +511,8 @@ cdef class MsgBlock:
         self.idx_len = 0
         while pos < self.buf_len:
             if record_parse(self.buf + pos, self.buf_len - pos, &view) != 0:
-                if intern:
-                    break
-                raise BadMsg(f"malformed or corrupt message in {self.index}.blk at offset {pos}")
+                self.damaged = not intern
+                break
             if intern and not record_hash_ok(self.buf + pos, &view, self.hash_key):
                 break
             if view.tombstone:
@@ -521,10 +524,10 @@ cdef class MsgBlock:
                 pos += view.length
                 continue
             seq = view.seq
-            if any_record and seq <= prev:
-                if intern:
-                    break
-                raise BadMsg(f"sequence {seq} out of order in {self.index}.blk at offset {pos}")
+            if (any_record and seq <= prev) or (any_record and seq - prev > MAX_INDEX_GAP) or \
+                    (not intern and seq > self.last_seq):
+                self.damaged = not intern
+                break
             if not any_record:
                 first = seq
                 first_ts = view.ts
@@ -544,10 +547,12 @@ cdef class MsgBlock:
                         nbytes += (view.subj_len + view.hdr_len + view.msg_len + 16) if self.mem_sized else view.length
                     else:
                         sid = psim.c_find(<const char*>self.buf + pos + view.subj_off, view.subj_len)
-                        if sid < 0:
-                            raise BadMsg(f"subject of seq {seq} in {self.index}.blk is not in the stream index")
-                    subjects.c_add(<uint32_t>sid, seq)
-                    self.c_index_append(seq, <uint32_t>pos | (IDX_CHECKED if intern else 0), <uint32_t>sid)
+                    if sid >= 0:
+                        subjects.c_add(<uint32_t>sid, seq)
+                        self.c_index_append(seq, <uint32_t>pos | (IDX_CHECKED if intern else 0), <uint32_t>sid)
+                    else:  # a subject the stream does not know: the record is damaged
+                        self.damaged = True
+                        self.c_index_append(seq, IDX_HOLE, SID_NONE)
                 else:
                     self.c_index_append(seq, IDX_HOLE, SID_NONE)
             if intern and any_record and seq > prev + 1:
