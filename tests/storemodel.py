@@ -58,7 +58,8 @@ class StoreModel:
 
     # -- helpers -------------------------------------------------------------------
     def _fix_first(self) -> None:
-        self.first_seq = min(self.msgs) if self.msgs else self.last_seq + 1
+        # an empty stream continues after its last sequence; at last_seq 0 it reports 0
+        self.first_seq = min(self.msgs) if self.msgs else (self.last_seq + 1 if self.last_seq else 0)
 
     def _remove(self, seq: int) -> bool:
         if seq not in self.msgs:
@@ -100,7 +101,8 @@ class StoreModel:
     def purge(self) -> int:
         count = len(self.msgs)
         self.msgs.clear()
-        self.first_seq = self.last_seq + 1
+        # a stream that never held a sequence stays at 0 (nothing to continue after)
+        self.first_seq = self.last_seq + 1 if self.last_seq else 0
         return count
 
     def compact(self, seq: int) -> int:
@@ -109,7 +111,7 @@ class StoreModel:
         if seq > self.last_seq:
             count = self.purge()
             self.last_seq = max(self.last_seq, seq - 1)
-            self.first_seq = self.last_seq + 1
+            self._fix_first()
             return count
         below = [s for s in self.msgs if s < seq]
         for s in below:

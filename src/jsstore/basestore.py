@@ -32,7 +32,7 @@ class StoreBase(BlockStore):
         old = list(self.blocks)
         index = (self.lmb.index + 1) if self.lmb is not None else 1
         for mb in old:
-            mb.close_file() if hasattr(mb, "close_file") else None
+            mb.close_file()
         mb = self._new_block(index)
         mb.first_seq = first_seq
         mb.last_seq = first_seq - 1
@@ -45,7 +45,8 @@ class StoreBase(BlockStore):
         self.cache_bytes = 0
         self.msgs = 0
         self.bytes = 0
-        self.first_seq = first_seq
+        # a stream that never held a sequence keeps reporting 0 (as after a fresh open)
+        self.first_seq = first_seq if first_seq > 1 or self.last_seq else 0
         self.first_ts = 0
         if first_seq - 1 > self.last_seq or self.last_seq == 0:
             self.last_seq = first_seq - 1
@@ -80,12 +81,9 @@ class StoreBase(BlockStore):
         if seq == 0:
             return self.purge()
         if seq <= self.first_seq or self.msgs == 0 and seq <= self.last_seq + 1:
-            if self.msgs == 0 and seq > self.first_seq:
-                self.first_seq = seq
             return 0
         if seq > self.last_seq:
             purged = self.msgs
-            self.last_ts = self.last_ts
             self._fresh_lmb(seq)
             return purged
         purged = 0
@@ -147,9 +145,8 @@ class StoreBase(BlockStore):
         if seq >= self.last_seq:
             return
         if self.msgs == 0 or seq < self.first_seq:
-            removed_all_ts = 0
             self.last_seq = seq
-            self.last_ts = removed_all_ts
+            self.last_ts = 0  # no message at or below seq is left to take it from
             self._fresh_lmb(seq + 1)
             return
         while self.msgs:
@@ -203,8 +200,10 @@ class StoreBase(BlockStore):
         """The bytes of `mb` with only its live records, its tombstones (plus extra ones),
         and a skip record for last_seq when that sequence holds no message."""
         self.ensure_loaded(mb)
-        parts = [mb.make_record(seq | (1 << 62), ts) for seq, ts in mb.tombstone_list()]
-        parts.extend(mb.make_record(seq | (1 << 62), ts) for seq, ts in extra_tombstones)
+        # tombstones past the block's last sequence belong to sequences a truncate took back
+        # (and that may be used again): replaying them would remove the new messages
+        parts = [mb.make_record(seq | (1 << 62), ts)
+                 for seq, ts in list(mb.tombstone_list()) + list(extra_tombstones) if seq <= mb.last_seq]
         seq = mb.first_seq
         last_live = 0
         while mb.msgs and seq <= mb.last_seq:

@@ -141,7 +141,7 @@ class FileStore(StoreBase):
             pass
 
     def _sealed(self, mb) -> None:
-        mb.unmap()
+        mb.trim()
         if self.options.sync == "always" and mb.file_fd >= 0:
             os.fsync(mb.file_fd)
             self.fsyncs += 1
@@ -337,12 +337,6 @@ class FileStore(StoreBase):
         if live:
             self.first_seq = live[0].first_seq
             self.first_ts = live[0].first_ts
-            # blocks below the first live one, or gaps between blocks, are lost sequences
-            prev_last = None
-            for mb in self.blocks:
-                if prev_last is not None and mb.msgs and mb.first_seq > prev_last + 1:
-                    pass
-                prev_last = mb.last_seq if mb.last_seq else prev_last
         else:
             # an empty stream continues after its last sequence; one that never held a
             # sequence reports 0, as nats-server does
@@ -421,7 +415,7 @@ class FileStore(StoreBase):
             if self.write_error is None:
                 self.flush_all_pending()
                 if self.lmb is not None:
-                    self.lmb.unmap()
+                    self.lmb.trim()
                     self.lmb.update_last_hash()
                     self._sync_block(self.lmb)
                 if not any(mb.damaged for mb in self.blocks):

@@ -37,11 +37,14 @@ cdef class MsgBlock:
     # cache
     cdef uint8_t* buf                     # record bytes, uncompressed, NULL when not loaded
     cdef size_t buf_len                   # bytes in buf
-    cdef size_t buf_cap                   # bytes allocated (heap) or mapped (file mapping)
-    cdef bint mapped                      # buf is a shared read/write mapping of the file: appends
-                                          # land in the OS page cache with no system call; the
-                                          # file is preallocated to buf_cap and cut back to
-                                          # buf_len when the mapping is released
+    cdef size_t buf_cap                   # bytes allocated (heap), or bytes of the mapping backed
+                                          # by reserved file space (mapped)
+    cdef bint mapped                      # buf is a shared mapping of the file: appends land in
+                                          # the OS page cache with no system call. The file is
+                                          # preallocated to buf_cap while written, and cut back to
+                                          # buf_len (buf_cap = buf_len) when the block is trimmed,
+                                          # sealed or closed; the mapping stays as the cache
+    cdef size_t map_len                   # length of the mapping (munmap), >= buf_cap
     cdef size_t flushed                   # bytes of buf already handed to the OS
     cdef uint32_t* idx                    # idx[seq - idx_first] = offset | IDX_* flags
     cdef uint32_t* sids                   # sids[seq - idx_first] = subject id of a live record, SID_NONE otherwise
@@ -59,7 +62,8 @@ cdef class MsgBlock:
     cdef int c_index_append(self, uint64_t seq, uint32_t off, uint32_t sid) except -1
     cdef int c_flush(self) except -1
     cdef int c_map(self, size_t capacity) except -1          # switch the loaded cache to a file mapping
-    cdef int c_unmap(self, bint keep_cache) except -1        # release the mapping, cut the file to buf_len
+    cdef int c_trim(self) except -1                          # cut the file back to buf_len, keep the mapping
+    cdef int c_unmap(self, bint keep_cache) except -1        # trim, then release the mapping (copy to heap)
     cdef long c_offset(self, uint64_t seq) noexcept           # record offset, -1 when absent
     cdef void c_mark_removed(self, uint64_t seq) noexcept    # make seq a hole in idx/sids
     cdef int c_record(self, uint64_t seq, RecordView* view, const uint8_t** rec) except -2

@@ -47,8 +47,8 @@ cdef class MsgBlock:
 
     def __dealloc__(self):
         if self.mapped:
-            munmap(self.buf, self.buf_cap)
-            if self.fd >= 0:
+            munmap(self.buf, self.map_len)
+            if self.fd >= 0 and self.buf_cap != self.buf_len:
                 ftruncate(self.fd, self.buf_len)
         else:
             PyMem_Free(self.buf)
@@ -67,11 +67,16 @@ cdef class MsgBlock:
             self.c_map(map_size if map_size > self.buf_len else self.buf_len)
 
     def unmap(self):
-        """Leave mapped mode, keeping the cache; the file is cut back to its records."""
+        """Leave mapped mode, keeping the cache in memory; the file is cut back to its records."""
         self.c_unmap(True)
 
+    def trim(self):
+        """Cut the file back to its records (the reserved space goes); the mapping stays."""
+        self.c_trim()
+
     def close_file(self):
-        self.c_unmap(True)
+        """Close the descriptor (after trimming the file); a mapped cache stays readable."""
+        self.c_trim()
         if self.fd >= 0:
             fd, self.fd = self.fd, -1
             os.close(fd)
@@ -96,8 +101,17 @@ cdef class MsgBlock:
         PyMem_Free(self.buf)
         self.buf = <uint8_t*>p
         self.buf_cap = capacity
+        self.map_len = capacity
         self.flushed = self.buf_len
         self.mapped = True
+        return 0
+
+    cdef int c_trim(self) except -1:
+        if not self.mapped or self.buf_cap == self.buf_len or self.fd < 0:
+            return 0
+        if ftruncate(self.fd, self.buf_len) != 0:
+            raise WriteError(f"truncate {self.path}: {os.strerror(errno)}")
+        self.buf_cap = self.buf_len   # mapped pages past the end of the file are never touched
         return 0
 
     cdef int c_unmap(self, bint keep_cache) except -1:
@@ -105,17 +119,17 @@ cdef class MsgBlock:
         cdef size_t cap = self.buf_len if self.buf_len > 64 else 64
         if not self.mapped:
             return 0
+        self.c_trim()
         if keep_cache:
             heap = <uint8_t*>PyMem_Malloc(cap)
             if heap == NULL:
                 raise MemoryError()
             memcpy(heap, self.buf, self.buf_len)
-        munmap(self.buf, self.buf_cap)
+        munmap(self.buf, self.map_len)
         self.mapped = False
+        self.map_len = 0
         self.buf = heap
         self.buf_cap = cap if keep_cache else 0
-        if ftruncate(self.fd, self.buf_len) != 0:
-            raise WriteError(f"truncate {self.path}: {os.strerror(errno)}")
         return 0
 
     @property
@@ -132,7 +146,7 @@ cdef class MsgBlock:
 
     @property
     def cache_size(self):
-        return self.buf_cap + self.idx_cap * 8
+        return (self.buf_len if self.mapped else self.buf_cap) + self.idx_cap * 8
 
     cdef int c_reserve(self, size_t extra) except -1:
         cdef size_t need = self.buf_len + extra
@@ -142,13 +156,17 @@ cdef class MsgBlock:
         if need <= self.buf_cap and self.buf != NULL:
             return 0
         if self.mapped:
-            cap = page_round(need if need > self.buf_cap * 2 else self.buf_cap * 2)
+            if self.fd < 0:
+                raise WriteError(f"append to closed block {self.path}")
+            cap = page_round(need if need > self.map_len else self.map_len * 2)
             if posix_fallocate(self.fd, 0, cap) != 0:
                 raise WriteError(f"grow {self.path}: no space")
-            p = mremap(self.buf, self.buf_cap, cap, MREMAP_MAYMOVE)
-            if p == MAP_FAILED:
-                raise WriteError(f"grow mapping of {self.path}: {os.strerror(errno)}")
-            self.buf = <uint8_t*>p
+            if cap > self.map_len:
+                p = mremap(self.buf, self.map_len, cap, MREMAP_MAYMOVE)
+                if p == MAP_FAILED:
+                    raise WriteError(f"grow mapping of {self.path}: {os.strerror(errno)}")
+                self.buf = <uint8_t*>p
+                self.map_len = cap
             self.buf_cap = cap
             return 0
         cap = self.buf_cap if self.buf_cap else 4096
@@ -214,9 +232,10 @@ cdef class MsgBlock:
 
     cdef void c_drop_cache(self) noexcept:
         if self.mapped:
-            munmap(self.buf, self.buf_cap)
+            munmap(self.buf, self.map_len)
             self.mapped = False
-            if self.fd >= 0:
+            self.map_len = 0
+            if self.fd >= 0 and self.buf_cap != self.buf_len:
                 ftruncate(self.fd, self.buf_len)
         else:
             PyMem_Free(self.buf)

@@ -3,17 +3,18 @@
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.tuple cimport PyTuple_CheckExact, PyTuple_GET_SIZE, PyTuple_GET_ITEM
 from libc.stdint cimport uint16_t
 from libc.string cimport memcmp
 
 from jsstore._core.block cimport MsgBlock, IDX_HOLE, SID_NONE
 from jsstore._core.subjects cimport SubjectIndex, SubjEntry, BlockSubjects, BlockSubj
 from jsstore._core.record cimport (RecordView, StoreMsg, make_store_msg, rec_size,
-                                   SEQ_ERASE_BIT, SEQ_TOMB_BIT)
+                                   SEQ_ERASE_BIT, SEQ_TOMB_BIT, RECORD_HDR_SIZE, RECORD_HASH_SIZE)
 from jsstore.errors import (StoreClosed, MsgNotFound, StoreEOF, MaxMsgsExceeded, MaxBytesExceeded,
                             MaxMsgsPerSubjectExceeded, MsgTooLarge, SequenceMismatch, WriteError,
                             BadMsg)
-import time
+import os
 
 cdef extern from "time.h" nogil:
     ctypedef long time_t
@@ -308,15 +309,19 @@ cdef class BlockStore:
         cdef Py_ssize_t sn, hn, mn
         cdef int64_t ts
         cdef uint64_t first = 0
-        cdef MsgBlock mb
-        cdef tuple item
         self.c_check_writable()
         ts = now_ns()
         if ts <= self.last_ts:
             ts = self.last_ts + 1
+        cdef object subject, hdr, msg
         try:
-            for item in msgs:
-                subject, hdr, msg = item
+            for obj in msgs:
+                if PyTuple_CheckExact(obj) and PyTuple_GET_SIZE(obj) == 3:
+                    subject = <object>PyTuple_GET_ITEM(obj, 0)
+                    hdr = <object>PyTuple_GET_ITEM(obj, 1)
+                    msg = <object>PyTuple_GET_ITEM(obj, 2)
+                else:
+                    subject, hdr, msg = obj
                 hp = NULL
                 hn = 0
                 as_bytes(subject, &sp, &sn)
@@ -458,20 +463,11 @@ cdef class BlockStore:
 
     def _erase_record(self, MsgBlock mb, long off, uint64_t seq):
         """Overwrite a record with random bytes under the erase bit (same length)."""
-        import os as _os
         cdef RecordView view
         cdef const uint8_t* rec
         mb.c_record(seq, &view, &rec)
-        filler = _os.urandom(view.length - 22 - 8)
-        tmp = MsgBlock(0, b"\0" * 32)
-        tmp.hash_key[0] = mb.hash_key[0]
-        tmp.hash_key[1] = mb.hash_key[1]
-        tmp.hash_key[2] = mb.hash_key[2]
-        tmp.hash_key[3] = mb.hash_key[3]
-        tmp.load_bytes(b"")
-        tmp.c_append(seq | SEQ_ERASE_BIT, 0, NULL, 0, NULL, 0, False,
-                     <const uint8_t*>PyBytes_AS_STRING(filler), len(filler))
-        record = tmp.raw_data()
+        filler = os.urandom(view.length - RECORD_HDR_SIZE - RECORD_HASH_SIZE)
+        record = mb.make_record(seq | SEQ_ERASE_BIT, 0, b"", None, filler)
         mb.overwrite(off, record)
         self._rewrite_record(mb, off, record)
 
@@ -489,7 +485,7 @@ cdef class BlockStore:
                 break
             self._drop_block(mb)
         if self.msgs == 0:
-            self.first_seq = self.last_seq + 1
+            self.first_seq = self.last_seq + 1 if self.last_seq else 0
             self.first_ts = 0
             return 0
         for mb in self.blocks:
@@ -652,4 +648,4 @@ cdef class BlockStore:
         return sm
 
     def subject_for_seq(self, uint64_t seq):
-        return self.load_msg(seq).subject if seq else self.load_msg(0).subject
+        return self.load_msg(seq).subject
