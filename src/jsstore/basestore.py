@@ -7,6 +7,8 @@ from jsstore._core import queries
 from jsstore._core.engine import BlockStore
 from jsstore._core.subjects import SubjectIndex
 from jsstore.errors import StoreClosed, StoreEOF
+from jsstore.ttl import NEVER, TTLSchedule
+import time
 
 
 class StoreBase(BlockStore):
@@ -25,6 +27,32 @@ class StoreBase(BlockStore):
     fast_state = queries.fast_state
 
     consumer_count = 0
+
+    def __init__(self, config, **engine_options):
+        super().__init__(config, **engine_options)
+        self.ttls = TTLSchedule()
+
+    # -- per-message TTLs -------------------------------------------------------------
+    def _ttl_added(self, seq: int, ts: int, ttl: int) -> None:
+        expires = ts + ttl * 1_000_000_000
+        self.ttls.add(seq, expires)
+        if expires < self.next_ttl_expiry:
+            self.next_ttl_expiry = expires
+
+    def _expire_ttls(self, now: int) -> int:
+        removed = 0
+        for seq in self.ttls.pop_due(now):
+            removed += self.remove_msg(seq)  # a TTL expiry writes a tombstone, as in nats-server
+        self.next_ttl_expiry = self.ttls.next_expiry()
+        return removed
+
+    def _forget_ttls(self, keep) -> None:
+        self.ttls.keep(keep)
+        self.next_ttl_expiry = self.ttls.next_expiry()
+
+    def expire_msgs(self) -> int:
+        """Remove what max_age and per-message TTLs say has expired; returns how many."""
+        return BlockStore.expire_msgs(self) + self._expire_ttls(time.time_ns())
 
     # -- hooks for the bulk operations -----------------------------------------------
     def _fresh_lmb(self, first_seq: int) -> None:
@@ -73,6 +101,7 @@ class StoreBase(BlockStore):
         self._check_writable()
         purged = self.msgs
         self._fresh_lmb(self.last_seq + 1)
+        self._forget_ttls(lambda seq: False)
         return purged
 
     def compact(self, seq: int) -> int:
@@ -85,6 +114,7 @@ class StoreBase(BlockStore):
         if seq > self.last_seq:
             purged = self.msgs
             self._fresh_lmb(seq)
+            self._forget_ttls(lambda s: False)
             return purged
         purged = 0
         touched = None
@@ -101,6 +131,7 @@ class StoreBase(BlockStore):
                 break
         if touched is not None and touched in self.blocks:
             self._rewrite_block(touched)
+        self._forget_ttls(lambda s: s >= seq)
         return purged
 
     def purge_ex(self, subject: str, seq: int = 0, keep: int = 0) -> int:
@@ -148,6 +179,7 @@ class StoreBase(BlockStore):
             self.last_seq = seq
             self.last_ts = 0  # no message at or below seq is left to take it from
             self._fresh_lmb(seq + 1)
+            self._forget_ttls(lambda s: s <= seq)
             return
         while self.msgs:
             last = self._last_live()
@@ -179,6 +211,7 @@ class StoreBase(BlockStore):
         self.last_seq = seq
         self.last_ts = ts
         self._rewrite_block(keep, tombstones)
+        self._forget_ttls(lambda s: s <= seq)  # those sequences may be used again
         self.dirty += 1
 
     def _last_live(self) -> int:

@@ -24,15 +24,17 @@ from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
 from jsstore.basestore import StoreBase
 from jsstore.config import StoreOptions, StreamConfig, dyn_block_size, stream_config_json
 from jsstore.consumerstore import FileConsumerStore, MemConsumerStore, rfc3339_nano
-from jsstore.errors import BadMsg, CorruptFile, StoreClosed, WriteError
+from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
 from jsstore.store import FILE_STORAGE
 from jsstore import statefile
+from jsstore.ttl import TTLSchedule, ttl_from_header
 
 MSGS_DIR = "msgs"
 CONSUMERS_DIR = "obs"
 META_FILE = "meta.inf"
 META_SUM_FILE = "meta.sum"
 INDEX_FILE = "index.db"
+TTL_FILE = "thw.db"
 BLOCK_SUFFIX = ".blk"
 RECORD_LEN_MASK = 0x7FFFFFFF  # record_len without the header flag (csrc/record.h)
 RECORD_EMPTY_LEN = 30        # the shortest record: no subject, no data
@@ -196,6 +198,7 @@ class FileStore(StoreBase):
         else:
             self._rebuild(indexes, self._saved_block_ranges(index_path))
             self.enforce_limits()
+        self._recover_ttls()
         if self.lmb is None:
             first = self.config.first_seq if self.config.first_seq and self.last_seq == 0 else 0
             if first > 1:
@@ -206,6 +209,36 @@ class FileStore(StoreBase):
             self.ensure_loaded(self.lmb)
             self.cache_bytes -= min(self.cache_bytes, self.lmb.cache_size)
             self._attach_block(self.lmb)
+
+    def _recover_ttls(self) -> None:
+        """Load thw.db; messages stored after it was written (or every message, when there is
+        no thw.db and the stream allows TTLs) give their TTL from their Nats-TTL header."""
+        path = os.path.join(self.msgs_dir, TTL_FILE)
+        scan_from = None
+        try:
+            with open(path, "rb") as f:
+                self.ttls, high_seq = TTLSchedule.decode(f.read())
+            if high_seq <= self.last_seq:
+                scan_from = high_seq
+        except FileNotFoundError:
+            if self.config.allow_msg_ttl:
+                scan_from = self.first_seq
+        except CorruptFile:
+            self.ttls = TTLSchedule()
+            scan_from = self.first_seq
+        if scan_from is not None and self.msgs:
+            self._forget_ttls(lambda seq: seq < scan_from)
+            seq = max(scan_from, self.first_seq)
+            while seq <= self.last_seq:
+                try:
+                    sm, seq = self.load_next_msg(">", seq)
+                except StoreEOF:
+                    break
+                ttl = ttl_from_header(sm.hdr)
+                if ttl > 0:
+                    self.ttls.add(seq, sm.ts + ttl * 1_000_000_000)
+                seq += 1
+        self.next_ttl_expiry = self.ttls.next_expiry()
 
     def _saved_block_ranges(self, index_path: str) -> dict:
         """{block index: (first_seq, last_seq)} from an index.db that verifies but was not
@@ -418,6 +451,9 @@ class FileStore(StoreBase):
                     self.lmb.trim()
                     self.lmb.update_last_hash()
                     self._sync_block(self.lmb)
+                if len(self.ttls) or os.path.exists(os.path.join(self.msgs_dir, TTL_FILE)):
+                    write_atomically(os.path.join(self.msgs_dir, TTL_FILE),
+                                     self.ttls.encode(self.last_seq + 1))
                 if not any(mb.damaged for mb in self.blocks):
                     # (with a damaged block, no state file: the next open rebuilds from the
                     # blocks, cuts the damage off and reports what was lost)

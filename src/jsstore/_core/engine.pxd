@@ -32,6 +32,7 @@ cdef class BlockStore:
     cdef public list lost_msgs            # sequences reported lost in recovery
     cdef public uint64_t lost_bytes
     cdef public uint64_t dirty            # changes since the state file was written
+    cdef public int64_t next_ttl_expiry   # earliest per-message TTL expiry (ns); INT64_MAX when none
     # cache budget
     cdef public uint64_t cache_bytes      # bytes held by loaded block caches
     cdef public uint64_t cache_budget     # evict least recently used blocks past this

@@ -30,6 +30,7 @@ cdef inline int64_t now_ns() noexcept nogil:
     return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
 
 cdef uint64_t MAX_SUBJECT_LEN = 0xFFFF
+cdef int64_t INT64_MAX = 0x7FFFFFFFFFFFFFFF
 
 
 cdef inline int as_bytes(object obj, const uint8_t** ptr, Py_ssize_t* n) except -1:
@@ -62,6 +63,7 @@ cdef class BlockStore:
         self.lmb = None
         self.psim = SubjectIndex()
         self.lost_msgs = []
+        self.next_ttl_expiry = INT64_MAX
         self.apply_limits_config(config)
 
     def apply_limits_config(self, config):
@@ -85,6 +87,13 @@ cdef class BlockStore:
 
     def _sealed(self, MsgBlock mb):
         pass
+
+    def _ttl_added(self, uint64_t seq, int64_t ts, int64_t ttl):
+        """A message stored with a TTL of ttl seconds (the Python layer keeps the schedule)."""
+
+    def _expire_ttls(self, int64_t now):
+        """Remove the messages whose TTL has passed; returns how many."""
+        return 0
 
     def _attach_block(self, MsgBlock mb):
         """Make a block with a loaded cache the write block's backing (files: open, map)."""
@@ -281,7 +290,12 @@ cdef class BlockStore:
         if ts <= self.last_ts:
             ts = self.last_ts + 1
         self.c_store(sp, sn, hp, hn, hdr is not None and hn > 0, mp, mn, 0, ts, True, True)
-        return self.last_seq, ts
+        seq = self.last_seq
+        if ttl > 0:
+            self._ttl_added(seq, ts, ttl)
+        if ts >= self.next_ttl_expiry:
+            self._expire_ttls(ts)
+        return seq, ts
 
     def store_raw_msg(self, subject, hdr, msg, uint64_t seq, int64_t ts, int64_t ttl=0,
                       bint discard_new_check=False):
@@ -300,6 +314,10 @@ cdef class BlockStore:
         if ts == 0:
             ts = now_ns()
         self.c_store(sp, sn, hp, hn, hdr is not None and hn > 0, mp, mn, seq, ts, discard_new_check, True)
+        if ttl > 0:
+            self._ttl_added(self.last_seq, ts, ttl)
+        if ts >= self.next_ttl_expiry:
+            self._expire_ttls(ts)
 
     def store_batch(self, msgs):
         """Store many (subject, hdr, msg) tuples with one write to the OS; returns (first, last)."""
@@ -340,7 +358,10 @@ cdef class BlockStore:
                 except WriteError as exc:
                     self.write_error = exc
                     raise
-        return first, self.last_seq
+        last = self.last_seq
+        if ts >= self.next_ttl_expiry:
+            self._expire_ttls(ts)
+        return first, last
 
     def skip_msg(self, uint64_t seq=0):
         """Use up one sequence without storing a message; returns it."""
