@@ -139,7 +139,7 @@ cdef uint64_t _block_count(BlockStore store, MsgBlock mb, Filter f, uint64_t lo,
     """Matching live messages of one block within [lo, hi]."""
     cdef BlockSubj* bsub
     cdef BlockSubjects subjects
-    cdef uint64_t total = 0
+    cdef uint64_t total = 0, first, last, outside
     cdef uint32_t i
     cdef bint whole
     if mb.msgs == 0 or hi < mb.first_seq or lo > mb.last_seq:
@@ -155,7 +155,23 @@ cdef uint64_t _block_count(BlockStore store, MsgBlock mb, Filter f, uint64_t lo,
             return 0
         if whole or (lo <= bsub.first_seq and hi >= bsub.last_seq):
             return bsub.count
-        return mb.c_count_sid(f.sid, lo, hi)
+        # scan whichever is shorter: the range, or the rest of the subject's span in the block
+        first = bsub.first_seq if bsub.first_seq > mb.first_seq else mb.first_seq
+        last = bsub.last_seq if bsub.last_seq < mb.last_seq else mb.last_seq
+        if lo < first:
+            lo = first
+        if hi > last:
+            hi = last
+        if lo > hi:
+            return 0
+        if (hi - lo + 1) * 2 <= last - first + 1:
+            return mb.c_count_sid(f.sid, lo, hi)
+        outside = 0
+        if lo > first:
+            outside += mb.c_count_sid(f.sid, first, lo - 1)
+        if hi < last:
+            outside += mb.c_count_sid(f.sid, hi + 1, last)
+        return bsub.count - outside
     if whole:
         for i in range(subjects.mask + 1):
             bsub = &subjects.slots[i]
