@@ -46,6 +46,10 @@ cdef class BlockStore:
     cdef int c_store(self, const uint8_t* subj, size_t subj_len, const uint8_t* hdr, size_t hdr_len,
                      bint has_hdr, const uint8_t* msg, size_t msg_len, uint64_t seq, int64_t ts,
                      bint discard_new_check, bint flush) except -1
+    cdef int c_store_objects(self, object subject, object hdr, object msg, uint64_t seq, int64_t ts,
+                             bint discard_new_check, bint flush) except -1
+    cdef int c_after_store(self, int64_t ts, int64_t ttl) except -1   # TTL bookkeeping
+    cdef int64_t c_next_ts(self) noexcept                    # now, kept above last_ts
     cdef int c_remove(self, uint64_t seq, bint via_limits, bint secure) except -1   # 1 removed, 0 absent
     cdef int c_after_front_change(self) except -1             # drop empty leading blocks, fix first
     cdef int c_enforce_limits(self, int64_t now) except -1

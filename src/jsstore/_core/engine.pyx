@@ -272,66 +272,60 @@ cdef class BlockStore:
             self.c_enforce_limits(ts)
         return 0
 
-    def store_msg(self, subject, hdr, msg, int64_t ttl=0):
-        """Store at last_seq + 1 with ts = now; returns (seq, ts)."""
+    cdef int c_store_objects(self, object subject, object hdr, object msg, uint64_t seq, int64_t ts,
+                             bint discard_new_check, bint flush) except -1:
+        """c_store over Python objects (str or bytes-like subject, header block or None, payload)."""
         cdef const uint8_t* sp
         cdef const uint8_t* hp = NULL
-        cdef const uint8_t* mp
-        cdef Py_ssize_t sn, hn = 0, mn
-        cdef int64_t ts
-        self.c_check_writable()
+        cdef const uint8_t* mp = <const uint8_t*>""
+        cdef Py_ssize_t sn, hn = 0, mn = 0
         as_bytes(subject, &sp, &sn)
         if hdr is not None:
             as_bytes(hdr, &hp, &hn)
-        if msg is None:
-            msg = b""
-        as_bytes(msg, &mp, &mn)
-        ts = now_ns()
-        if ts <= self.last_ts:
-            ts = self.last_ts + 1
-        self.c_store(sp, sn, hp, hn, hdr is not None and hn > 0, mp, mn, 0, ts, True, True)
-        seq = self.last_seq
+        if msg is not None:
+            as_bytes(msg, &mp, &mn)
+        return self.c_store(sp, sn, hp, hn, hn > 0, mp, mn, seq, ts, discard_new_check, flush)
+
+    cdef int c_after_store(self, int64_t ts, int64_t ttl) except -1:
+        """Per-message TTL bookkeeping after a store at ts."""
         if ttl > 0:
-            self._ttl_added(seq, ts, ttl)
+            self._ttl_added(self.last_seq, ts, ttl)
         if ts >= self.next_ttl_expiry:
             self._expire_ttls(ts)
+        return 0
+
+    cdef inline int64_t c_next_ts(self) noexcept:
+        cdef int64_t ts = now_ns()
+        return ts if ts > self.last_ts else self.last_ts + 1
+
+    def store_msg(self, subject, hdr, msg, int64_t ttl=0):
+        """Store at last_seq + 1 with ts = now; returns (seq, ts)."""
+        cdef int64_t ts
+        cdef uint64_t seq
+        self.c_check_writable()
+        ts = self.c_next_ts()
+        self.c_store_objects(subject, hdr, msg, 0, ts, True, True)
+        seq = self.last_seq
+        self.c_after_store(ts, ttl)
         return seq, ts
 
     def store_raw_msg(self, subject, hdr, msg, uint64_t seq, int64_t ts, int64_t ttl=0,
                       bint discard_new_check=False):
         """Store with a given sequence (0 = next) and timestamp (replication, sourcing)."""
-        cdef const uint8_t* sp
-        cdef const uint8_t* hp = NULL
-        cdef const uint8_t* mp
-        cdef Py_ssize_t sn, hn = 0, mn
         self.c_check_writable()
-        as_bytes(subject, &sp, &sn)
-        if hdr is not None:
-            as_bytes(hdr, &hp, &hn)
-        if msg is None:
-            msg = b""
-        as_bytes(msg, &mp, &mn)
         if ts == 0:
             ts = now_ns()
-        self.c_store(sp, sn, hp, hn, hdr is not None and hn > 0, mp, mn, seq, ts, discard_new_check, True)
-        if ttl > 0:
-            self._ttl_added(self.last_seq, ts, ttl)
-        if ts >= self.next_ttl_expiry:
-            self._expire_ttls(ts)
+        self.c_store_objects(subject, hdr, msg, seq, ts, discard_new_check, True)
+        self.c_after_store(ts, ttl)
 
     def store_batch(self, msgs):
-        """Store many (subject, hdr, msg) tuples with one write to the OS; returns (first, last)."""
-        cdef const uint8_t* sp
-        cdef const uint8_t* hp
-        cdef const uint8_t* mp
-        cdef Py_ssize_t sn, hn, mn
+        """Store many (subject, hdr, msg) tuples with one write to the OS; returns (first, last).
+        A message that fails (limits, size) stops the batch: the ones before it are stored."""
         cdef int64_t ts
-        cdef uint64_t first = 0
-        self.c_check_writable()
-        ts = now_ns()
-        if ts <= self.last_ts:
-            ts = self.last_ts + 1
+        cdef uint64_t first = 0, last
         cdef object subject, hdr, msg
+        self.c_check_writable()
+        ts = self.c_next_ts()
         try:
             for obj in msgs:
                 if PyTuple_CheckExact(obj) and PyTuple_GET_SIZE(obj) == 3:
@@ -340,15 +334,7 @@ cdef class BlockStore:
                     msg = <object>PyTuple_GET_ITEM(obj, 2)
                 else:
                     subject, hdr, msg = obj
-                hp = NULL
-                hn = 0
-                as_bytes(subject, &sp, &sn)
-                if hdr is not None:
-                    as_bytes(hdr, &hp, &hn)
-                if msg is None:
-                    msg = b""
-                as_bytes(msg, &mp, &mn)
-                self.c_store(sp, sn, hp, hn, hdr is not None and hn > 0, mp, mn, 0, ts, True, False)
+                self.c_store_objects(subject, hdr, msg, 0, ts, True, False)
                 if first == 0:
                     first = self.last_seq
         finally:
@@ -359,8 +345,7 @@ cdef class BlockStore:
                     self.write_error = exc
                     raise
         last = self.last_seq
-        if ts >= self.next_ttl_expiry:
-            self._expire_ttls(ts)
+        self.c_after_store(ts, 0)
         return first, last
 
     def skip_msg(self, uint64_t seq=0):
