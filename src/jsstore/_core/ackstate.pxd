@@ -4,45 +4,22 @@
 #
 #   delivered    (consumer seq, stream seq) of the newest delivery
 #   ack floor    (consumer seq, stream seq) below which everything is acknowledged
-#   pending      stream seq -> (delivery seq, last delivery time), an open-addressing hash map
-#   redelivered  stream seq -> redelivery count, the same kind of map
-#   order        the pending stream seqs in ascending order with a bitmap of the ones still
-#                pending: acks clear bits, so finding the next unacknowledged seq above a point
-#                (moving the ack floor) scans 64 sequences per word instead of probing the map
+#   pending      stream seq -> (delivery seq, last delivery time), a SeqMap (seqmap.pxd)
+#   redelivered  stream seq -> redelivery count, another SeqMap
+#   order        the pending stream seqs in ascending order, a SeqOrder (seqmap.pxd): moving
+#                the ack floor finds the next unacknowledged seq without probing the map
 #
 # The semantics (ack policies, max deliver, stale updates) are those of nats-server's
-# consumerFileStore / consumerMemStore; encode() writes o.dat version 2 byte for byte.
-from libc.stdint cimport uint8_t, uint64_t, int64_t
+# consumerFileStore / consumerMemStore; encode() writes o.dat version 2 byte for byte
+# (the codec is odat.pyx).
+from libc.stdint cimport uint64_t, int64_t
+from jsstore._core.seqmap cimport SeqMap, SeqOrder
 
 cdef enum:
     ACK_NONE = 0                  # nats AckNone: delivered == ack floor, nothing pending
     ACK_ALL = 1                   # nats AckAll: an ack covers every seq at or below it
     ACK_EXPLICIT = 2              # nats AckExplicit: every message is acked on its own
     ACK_FLOW_CONTROL = 3          # nats AckFlowControl (2.14): stored like AckAll
-
-cdef enum:
-    CONSUMER_STATE_MAGIC = 22     # first byte of o.dat
-    CONSUMER_STATE_VERSION = 2    # version written; version 1 is still read
-    MAP_MIN_CAPACITY = 16         # slots of an empty map (power of two)
-
-cdef struct MapEntry:
-    uint64_t key                  # stream sequence
-    uint64_t value                # pending: delivery (consumer) seq; redelivered: count
-    int64_t ts                    # pending: Unix ns of the last delivery; unused otherwise
-
-cdef struct SeqMap:
-    MapEntry* entries             # capacity slots, linear probing
-    uint8_t* used                 # used[i] != 0 <=> entries[i] holds a key
-    size_t capacity               # number of slots, a power of two
-    size_t count                  # keys stored
-
-cdef struct SeqOrder:
-    uint64_t* seqs                # stream seqs in strictly ascending order (live and dead)
-    uint64_t* live                # bit i set <=> seqs[i] is still pending
-    size_t head                   # index of the first live entry (0 when none is live)
-    size_t count                  # entries in seqs
-    size_t capacity               # entries allocated (a multiple of 64)
-    size_t live_count             # live entries == number of pending keys
 
 cdef class AckState:
     cdef int ack_policy_code      # one of ACK_NONE / ACK_ALL / ACK_EXPLICIT / ACK_FLOW_CONTROL
@@ -59,5 +36,4 @@ cdef class AckState:
     cdef bint _pending_remove(self, uint64_t sseq) noexcept nogil
     cdef void _clear(self) noexcept nogil
     cdef int _rebuild_order(self) except -1
-    cdef int _parse(self, const uint8_t* buf, size_t size) except -1
     cdef void _take(self, AckState other) noexcept
