@@ -9,6 +9,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import jsstore  # noqa: E402
 from jsstore import StoreOptions, StreamConfig  # noqa: E402
 from jsstore._core.compress import ALG_S2, compress_block  # noqa: E402
+from jsstore._core.seqcodec import encode as encode_seqset  # noqa: E402
 from jsstore._core.seqset import SeqSet  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,8 +41,8 @@ def main() -> None:
     ss = SeqSet()
     for s in (1, 2, 3, 5000, 5001, 99999):
         ss.insert(s)
-    save("seqset_decode", "small", ss.encode())
-    save("seqset_decode", "empty", SeqSet().encode())
+    save("seqset_decode", "small", encode_seqset(ss))
+    save("seqset_decode", "empty", encode_seqset(SeqSet()))
 
 
 if __name__ == "__main__":

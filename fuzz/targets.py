@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import tempfile
 
+from jsstore._core import seqcodec
 from jsstore._core.block import MsgBlock
 from jsstore._core.compress import decompress_block, s2_decode_stream
 from jsstore._core.hashing import block_hash_key
-from jsstore._core.seqset import SeqSet
 from jsstore._core.subjects import SubjectIndex
 from jsstore.errors import StoreError
 
@@ -30,11 +30,11 @@ def block_records(data: bytes) -> None:
 
 def seqset_decode(data: bytes) -> None:
     try:
-        ss, used = SeqSet.decode(data)
+        ss, used = seqcodec.decode(data)
     except EXPECTED:
         return
     assert 0 < used <= len(data)
-    again, _ = SeqSet.decode(ss.encode())
+    again, _ = seqcodec.decode(seqcodec.encode(ss))
     assert again.to_list() == ss.to_list()
 
 

@@ -1,4 +1,5 @@
-"""Tests of the deleted-sequence set (jsstore._core.seqset.SeqSet).
+"""Tests of the deleted-sequence set (jsstore._core.seqset.SeqSet) and its byte encoding
+(jsstore._core.seqcodec).
 
 The reference for the encoding is nats-server's avl.SequenceSet.  Besides hand-built
 byte strings, the tests carry a small Python model of the Go tree (`GoTree`): its AVL
@@ -17,6 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from jsstore._core.seqcodec import decode, encode, encoded_len
 from jsstore._core.seqset import SeqSet
 from jsstore.errors import CorruptStreamState
 
@@ -183,12 +185,12 @@ def v1_node(base: int, members=(), height: int = 1) -> bytes:
 
 def check_go_decodes(seqs: SeqSet) -> None:
     """nats-server's Decode of our bytes yields the same members in a sound AVL tree."""
-    encoded = seqs.encode()
+    encoded = encode(seqs)
     tree = GoTree.decode_v2(encoded)
     tree.check_heights_and_balance()
     assert tree.members() == seqs.to_list()
     assert tree.size == len(seqs) % 2**32
-    assert tree.node_count == seqs.nodes()
+    assert tree.node_count == seqs.node_count()
 
 
 # ---- basics ---------------------------------------------------------------------------
@@ -199,7 +201,7 @@ def test_basic_membership_and_counts():
     for seq in (22, 222, 2000, 2, 2, 4):
         seqs.insert(seq)
         assert seqs.exists(seq) and seq in seqs
-    assert len(seqs) == 5 and seqs.nodes() == 1
+    assert len(seqs) == 5 and seqs.node_count() == 1
     assert seqs.min() == 2 and seqs.max() == 2000
     assert list(seqs) == [2, 4, 22, 222, 2000] == seqs.to_list()
     assert seqs.delete(22) and not seqs.delete(22) and 22 not in seqs
@@ -209,7 +211,7 @@ def test_basic_membership_and_counts():
 
 def test_empty_set():
     seqs = SeqSet()
-    assert len(seqs) == 0 and seqs.nodes() == 0
+    assert len(seqs) == 0 and seqs.node_count() == 0
     assert seqs.min() == 0 and seqs.max() == 0
     assert list(seqs) == [] and seqs.to_list() == []
     assert seqs.count_range(0, TOP) == 0
@@ -229,15 +231,15 @@ def test_contains_is_lenient_and_methods_are_strict():
 
 def test_empty_nodes_are_removed():
     seqs = SeqSet([1, 2048, 4096, 4097])
-    assert seqs.nodes() == 3
+    assert seqs.node_count() == 3
     seqs.delete(2048)
-    assert seqs.nodes() == 2
+    assert seqs.node_count() == 2
     seqs.delete(4096)
-    assert seqs.nodes() == 2
+    assert seqs.node_count() == 2
     seqs.delete(4097)
-    assert seqs.nodes() == 1
+    assert seqs.node_count() == 1
     seqs.delete(1)
-    assert seqs.nodes() == 0 and len(seqs) == 0
+    assert seqs.node_count() == 0 and len(seqs) == 0
 
 
 def test_insert_range_spanning_existing_and_new_nodes():
@@ -246,7 +248,7 @@ def test_insert_range_spanning_existing_and_new_nodes():
     expected = {5, 10 * NODE_BITS} | set(range(NODE_BITS - 3, 6 * NODE_BITS + 3))
     assert added == (6 * NODE_BITS + 3) - (NODE_BITS - 3) - 1     # 3 * NODE_BITS + 7 was there
     assert seqs.to_list() == sorted(expected)
-    assert seqs.nodes() == len({seq // NODE_BITS for seq in expected})
+    assert seqs.node_count() == len({seq // NODE_BITS for seq in expected})
     assert seqs.insert_range(10, 9) == 0
     assert seqs.insert_range(TOP - 2, TOP) == 3 and seqs.max() == TOP
 
@@ -254,16 +256,16 @@ def test_insert_range_spanning_existing_and_new_nodes():
 def test_delete_below_and_above_drop_whole_nodes():
     seqs = SeqSet()
     seqs.insert_range(1, 100 * NODE_BITS)
-    assert seqs.nodes() == 101
+    assert seqs.node_count() == 101
     assert seqs.delete_below(60 * NODE_BITS + 5) == 60 * NODE_BITS + 4
-    assert seqs.min() == 60 * NODE_BITS + 5 and seqs.nodes() == 41
+    assert seqs.min() == 60 * NODE_BITS + 5 and seqs.node_count() == 41
     assert seqs.delete_above(70 * NODE_BITS) == 30 * NODE_BITS
-    assert seqs.max() == 70 * NODE_BITS and seqs.nodes() == 11
+    assert seqs.max() == 70 * NODE_BITS and seqs.node_count() == 11
     assert len(seqs) == 10 * NODE_BITS - 4
     remaining = len(seqs)
     assert seqs.delete_below(0) == 0 and seqs.delete_above(TOP) == 0
     assert seqs.delete_below(TOP) == remaining
-    assert len(seqs) == 0 and seqs.nodes() == 0
+    assert len(seqs) == 0 and seqs.node_count() == 0
 
 
 def test_next_and_prev_absent_cross_nodes_and_edges():
@@ -324,14 +326,14 @@ def test_copy_union_clear_and_equality():
     duplicate.union(second)
     assert duplicate.to_list() == [1, 10, 100, 200, 5000, 6100, 6200, 6222]
     assert first.to_list() == [1, 10, 100, 200]
-    assert len(duplicate) == 8 and duplicate.nodes() == 3
+    assert len(duplicate) == 8 and duplicate.node_count() == 3
     duplicate.union(duplicate)
     assert len(duplicate) == 8
     empty = SeqSet()
     empty.union(second)
     assert empty == second
     duplicate.clear()
-    assert duplicate == SeqSet() and duplicate.nodes() == 0
+    assert duplicate == SeqSet() and duplicate.node_count() == 0
     duplicate.insert(3)
     assert duplicate.to_list() == [3]
     assert first != second and first != [1, 10, 100, 200]
@@ -355,7 +357,7 @@ def test_large_ascending_inserts_stay_compact():
     seqs = SeqSet()
     for seq in range(1, 200_001):
         seqs.insert(seq)
-    assert len(seqs) == 200_000 and seqs.nodes() == 200_000 // NODE_BITS + 1
+    assert len(seqs) == 200_000 and seqs.node_count() == 200_000 // NODE_BITS + 1
     assert seqs.count_range(1000, 1999) == 1000
     check_go_decodes(seqs)
 
@@ -364,10 +366,20 @@ def test_large_ascending_inserts_stay_compact():
 
 
 def test_encode_empty_set_is_the_bare_header():
-    assert SeqSet().encode() == bytes([22, 2, 0, 0, 0, 0, 0, 0, 0, 0])
-    assert SeqSet().encoded_len() == 10
-    decoded, consumed = SeqSet.decode(SeqSet().encode())
+    assert encode(SeqSet()) == bytes([22, 2, 0, 0, 0, 0, 0, 0, 0, 0])
+    assert encoded_len(SeqSet()) == 10
+    decoded, consumed = decode(encode(SeqSet()))
     assert len(decoded) == 0 and consumed == 10
+
+
+def test_codec_rejects_what_is_not_a_set():
+    for function in (encode, encoded_len):
+        with pytest.raises(TypeError):
+            function(None)
+        with pytest.raises(TypeError):
+            function([1, 2])
+    with pytest.raises(TypeError):
+        decode("not bytes")
 
 
 def test_encode_single_node_byte_for_byte():
@@ -375,15 +387,15 @@ def test_encode_single_node_byte_for_byte():
     expected = (bytes([22, 2]) + struct.pack("<II", 1, 4) + struct.pack("<Q", 0)
                 + struct.pack("<Q", 0b110) + struct.pack("<Q", 1) + bytes(8 * 29)
                 + struct.pack("<Q", 1 << 63) + struct.pack("<H", 1))
-    assert seqs.encode() == expected
-    assert len(expected) == seqs.encoded_len() == 10 + 266
+    assert encode(seqs) == expected
+    assert len(expected) == encoded_len(seqs) == 10 + 266
 
 
 def test_encode_three_and_four_nodes_byte_for_byte():
     three = SeqSet([3, NODE_BITS + 100, 2 * NODE_BITS])
-    assert three.encode() == (HEADER.pack(22, 2, 3, 3)
-                              + v2_node(NODE_BITS, [NODE_BITS + 100], height=2)
-                              + v2_node(0, [3]) + v2_node(2 * NODE_BITS, [2 * NODE_BITS]))
+    assert encode(three) == (HEADER.pack(22, 2, 3, 3)
+                             + v2_node(NODE_BITS, [NODE_BITS + 100], height=2)
+                             + v2_node(0, [3]) + v2_node(2 * NODE_BITS, [2 * NODE_BITS]))
     members = [3, NODE_BITS + 100, 2 * NODE_BITS + 2047, 3 * NODE_BITS]
     four = SeqSet(members)
     expected = (HEADER.pack(22, 2, 4, 4)
@@ -391,10 +403,10 @@ def test_encode_three_and_four_nodes_byte_for_byte():
                 + v2_node(0, [3])
                 + v2_node(2 * NODE_BITS, [2 * NODE_BITS + 2047], height=2)
                 + v2_node(3 * NODE_BITS, [3 * NODE_BITS]))
-    assert four.encode() == expected
+    assert encode(four) == expected
     # nats-server builds exactly these shapes from ascending inserts
     assert go_encoding(sorted(members)) == expected
-    assert go_encoding(three.to_list()) == three.encode()
+    assert go_encoding(three.to_list()) == encode(three)
 
 
 @pytest.mark.parametrize("node_count", [1, 2, 3, 5, 7, 8, 15, 16, 100, 1000])
@@ -405,9 +417,9 @@ def test_encoding_rebuilds_a_sound_tree_in_nats_server(node_count):
         base = index * 3 * NODE_BITS
         for _ in range(rng.randint(1, 5)):
             seqs.insert(base + rng.randrange(NODE_BITS))
-    assert seqs.nodes() == node_count
+    assert seqs.node_count() == node_count
     check_go_decodes(seqs)
-    root_height = struct.unpack_from("<H", seqs.encode(), 10 + 264)[0]
+    root_height = struct.unpack_from("<H", encode(seqs), 10 + 264)[0]
     assert root_height == node_count.bit_length()
 
 
@@ -418,17 +430,17 @@ def test_decode_nats_server_shaped_encodings(seed):
     order = list(members)
     rng.shuffle(order)
     encoded = go_encoding(order)
-    decoded, consumed = SeqSet.decode(encoded + b"trailing")
+    decoded, consumed = decode(encoded + b"trailing")
     assert consumed == len(encoded)
     assert decoded.to_list() == sorted(members)
-    assert decoded.nodes() == len({seq // NODE_BITS for seq in members})
+    assert decoded.node_count() == len({seq // NODE_BITS for seq in members})
 
 
 def test_decode_accepts_bytes_like_and_reports_consumed():
     seqs = SeqSet([7, 9000, 123456789])
-    encoded = seqs.encode()
+    encoded = encode(seqs)
     for buf in (encoded, bytearray(encoded), memoryview(b"xx" + encoded + b"yy")[2:]):
-        decoded, consumed = SeqSet.decode(buf)
+        decoded, consumed = decode(buf)
         assert decoded == seqs and consumed == len(encoded)
 
 
@@ -436,34 +448,34 @@ def test_decode_v1_hand_built():
     # v1 nodes hold 64 words (4096 sequences); the upper 32 words land in base+2048.
     body = v1_node(0, [1, 40 * 64 + 5]) + v1_node(8192, [8192 + 4095], height=2)
     encoded = bytes([22, 1]) + struct.pack("<II", 2, 3) + body
-    decoded, consumed = SeqSet.decode(encoded + b"\x00" * 7)
+    decoded, consumed = decode(encoded + b"\x00" * 7)
     assert consumed == 10 + 2 * 522 == len(encoded)
     assert decoded.to_list() == [1, 2565, 12287]
-    assert decoded.nodes() == 3
+    assert decoded.node_count() == 3
     # a v1 set re-encodes as v2
-    assert decoded.encode()[1] == 2 and SeqSet.decode(decoded.encode())[0] == decoded
+    assert encode(decoded)[1] == 2 and decode(encode(decoded))[0] == decoded
 
 
 def test_decode_v1_size_mismatch_is_corrupt():
     encoded = bytes([22, 1]) + struct.pack("<II", 1, 5) + v1_node(0, [1, 2])
     with pytest.raises(CorruptStreamState):
-        SeqSet.decode(encoded)
+        decode(encoded)
 
 
 def test_decode_unaligned_base():
     # nats-server's SetInitialMin makes a node whose base is not a multiple of 2048.
     encoded = HEADER.pack(22, 2, 1, 3) + v2_node(1000, [1000, 1001, 1000 + 2047])
-    decoded, _ = SeqSet.decode(encoded)
-    assert decoded.to_list() == [1000, 1001, 3047] and decoded.nodes() == 2
+    decoded, _ = decode(encoded)
+    assert decoded.to_list() == [1000, 1001, 3047] and decoded.node_count() == 2
     v1 = bytes([22, 1]) + struct.pack("<II", 1, 2) + v1_node(100, [100, 100 + 4095])
-    assert SeqSet.decode(v1)[0].to_list() == [100, 4195]
+    assert decode(v1)[0].to_list() == [100, 4195]
 
 
 def test_decode_merges_duplicate_nodes_and_skips_empty_ones():
     encoded = (HEADER.pack(22, 2, 4, 3) + v2_node(4096, [4097]) + v2_node(0, [])
                + v2_node(4096, [4100]) + v2_node(0, [5]))
-    decoded, consumed = SeqSet.decode(encoded)
-    assert decoded.to_list() == [5, 4097, 4100] and decoded.nodes() == 2
+    decoded, consumed = decode(encoded)
+    assert decoded.to_list() == [5, 4097, 4100] and decoded.node_count() == 2
     assert consumed == len(encoded)
 
 
@@ -489,18 +501,18 @@ CORRUPT_CASES = {
 @pytest.mark.parametrize("name", sorted(CORRUPT_CASES))
 def test_corrupt_inputs_raise_cleanly(name):
     with pytest.raises(CorruptStreamState):
-        SeqSet.decode(CORRUPT_CASES[name])
+        decode(CORRUPT_CASES[name])
 
 
 def test_every_truncation_is_corrupt():
-    encoded = SeqSet([1, 5000, 90000, 10**10]).encode()
+    encoded = encode(SeqSet([1, 5000, 90000, 10**10]))
     for length in range(len(encoded)):
         with pytest.raises(CorruptStreamState):
-            SeqSet.decode(encoded[:length])
+            decode(encoded[:length])
     single_v1 = bytes([22, 1]) + struct.pack("<II", 1, 1) + v1_node(0, [9])
     for length in range(len(single_v1)):
         with pytest.raises(CorruptStreamState):
-            SeqSet.decode(single_v1[:length])
+            decode(single_v1[:length])
 
 
 @settings(max_examples=300, deadline=None)
@@ -509,19 +521,19 @@ def test_every_truncation_is_corrupt():
 def test_garbage_never_crashes(version, node_count, size, body):
     buf = HEADER.pack(22, version, node_count, size) + body
     try:
-        decoded, consumed = SeqSet.decode(buf)
+        decoded, consumed = decode(buf)
     except CorruptStreamState:
         return
     assert consumed <= len(buf)
-    assert SeqSet.decode(decoded.encode()) == (decoded, decoded.encoded_len())
+    assert decode(encode(decoded)) == (decoded, encoded_len(decoded))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, TOP), max_size=60), st.lists(st.integers(0, 40_000), max_size=60))
 def test_round_trip(sparse, dense):
     seqs = SeqSet(sparse + dense)
-    decoded, consumed = SeqSet.decode(seqs.encode())
-    assert decoded == seqs and consumed == seqs.encoded_len()
+    decoded, consumed = decode(encode(seqs))
+    assert decoded == seqs and consumed == encoded_len(seqs)
     assert decoded.to_list() == sorted(set(sparse + dense))
     check_go_decodes(seqs)
 
@@ -639,9 +651,9 @@ class SeqSetMachine(RuleBasedStateMachine):
 
     @rule()
     def encode_decode(self):
-        encoded = self.seqs.encode()
-        assert len(encoded) == self.seqs.encoded_len()
-        decoded, consumed = SeqSet.decode(encoded)
+        encoded = encode(self.seqs)
+        assert len(encoded) == encoded_len(self.seqs)
+        decoded, consumed = decode(encoded)
         assert decoded == self.seqs and consumed == len(encoded)
         check_go_decodes(self.seqs)
 
@@ -655,7 +667,7 @@ class SeqSetMachine(RuleBasedStateMachine):
         assert self.seqs.to_list() == sorted(self.model)
         assert self.seqs.min() == (min(self.model) if self.model else 0)
         assert self.seqs.max() == (max(self.model) if self.model else 0)
-        assert self.seqs.nodes() == len({seq // NODE_BITS for seq in self.model})
+        assert self.seqs.node_count() == len({seq // NODE_BITS for seq in self.model})
 
 
 SeqSetMachine.TestCase.settings = settings(
@@ -738,19 +750,19 @@ def test_index_db_delete_map_round_trips_through_nats_server(tmp_path):
     for pos in range(len(data) - 1):
         if data[pos] == 22 and data[pos + 1] == 2:
             try:
-                decoded, consumed = SeqSet.decode(bytes(data[pos:-8]))
+                decoded, consumed = decode(bytes(data[pos:-8]))
             except CorruptStreamState:
                 continue
             hits.append((pos, decoded, consumed))
     assert [hit[1].to_list() for hit in hits] == [deleted]
     pos, decoded, consumed = hits[0]
-    assert decoded.nodes() == 5 and consumed == 10 + 5 * 266
+    assert decoded.node_count() == 5 and consumed == 10 + 5 * 266
     # index.db v3+: uvarint numDeleted, uvarint ttls, uvarint schedules, then the set
     assert data[1] >= 3 and bytes(data[pos - 3:pos]) == bytes([len(deleted), 0, 0])
 
     ours = decoded.copy()
     ours.insert(extra)
-    encoded = ours.encode()
+    encoded = encode(ours)
     assert len(encoded) == consumed and encoded != bytes(data[pos:pos + consumed])
     data[pos:pos + consumed] = encoded
     data[pos - 3] = len(deleted) + 1

@@ -12,6 +12,7 @@ import pytest
 import jsstore
 from jsstore import StoreOptions, StreamConfig, statefile
 from jsstore._core.hashing import highway64_digest, meta_hash_key
+from jsstore._core.seqcodec import encode as encode_seqset
 from jsstore.errors import CorruptFile
 
 
@@ -24,14 +25,6 @@ def _uv(out, v):
 
 def _sv(out, v):
     _uv(out, (v << 1) if v >= 0 else ((-v << 1) - 1))
-
-
-def _encode_seqset(deleted) -> bytes:
-    try:
-        from jsstore._core.seqcodec import encode
-    except ImportError:
-        return deleted.encode()
-    return encode(deleted)
 
 
 def encode_old(name: str, st: dict, version: int) -> bytes:
@@ -65,7 +58,7 @@ def encode_old(name: str, st: dict, version: int) -> bytes:
         if version >= 3:
             _uv(out, 0)
         if deleted:
-            out += _encode_seqset(deleted)
+            out += encode_seqset(deleted)
     _uv(out, st["last_index"])
     out += st["lchk"]
     out += highway64_digest(meta_hash_key(name), bytes(out))

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import os
 
+from jsstore._core import seqcodec
 from jsstore._core.block import MsgBlock
 from jsstore._core.hashing import block_hash_key, highway64_digest, meta_hash_key
-from jsstore._core.seqset import SeqSet
 from jsstore._core.subjects import SubjectIndex
 from jsstore.errors import CorruptFile, CorruptStreamState
 
@@ -104,7 +104,7 @@ def encode_index(store) -> bytes:
         _put_uvarint(out, 0)  # ttls
         _put_uvarint(out, 0)  # schedules
         if len(deleted):
-            out += deleted.encode()
+            out += seqcodec.encode(deleted)
     _put_uvarint(out, store.lmb.index if store.lmb is not None else 0)
     out += store.lmb.last_hash if store.lmb is not None else b"\0" * 8
     out += highway64_digest(meta_hash_key(store.name), bytes(out))
@@ -146,7 +146,7 @@ def decode_index(name: str, buf: bytes) -> dict:
         deleted = None
         if num_deleted:
             try:
-                deleted, used = SeqSet.decode(buf[r.pos:r.end])
+                deleted, used = seqcodec.decode(buf[r.pos:r.end])
             except CorruptStreamState as exc:
                 raise CorruptFile(f"index.db: {exc}") from exc
             r.pos += used

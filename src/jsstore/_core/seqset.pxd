@@ -3,7 +3,8 @@
 # Layout: a sorted array of bitmap nodes, each covering NUM_ENTRIES = 2048 consecutive
 # sequences starting at base = seq // 2048 * 2048.  Deletes are dense and mostly
 # ascending, so a sorted array with binary search beats a tree here; the encoding is
-# still nats-server's avl.SequenceSet v2 so index.db files interoperate.
+# still nats-server's avl.SequenceSet v2 so index.db files interoperate (the codec is
+# seqcodec.pyx: encode(SeqSet), decode(buf), encoded_len(SeqSet)).
 from libc.stdint cimport uint64_t, int64_t
 
 cdef enum:
@@ -33,3 +34,7 @@ cdef class SeqSet:
     cdef uint64_t c_next_absent(self, uint64_t seq) noexcept nogil   # smallest s >= seq not in the set
     cdef uint64_t c_prev_absent(self, uint64_t seq) noexcept nogil   # largest s <= seq not in the set (0 if none)
     cdef Py_ssize_t c_copy_into(self, uint64_t* out, Py_ssize_t n) noexcept  # ascending members, up to n; returns count written
+
+# Helpers over a node array, defined in seqset.pyx and shared with the codec (seqcodec.pyx).
+cdef int reserve(SeqSet seqs, Py_ssize_t needed) except -1    # grow seqs.nodes to hold `needed` nodes
+cdef uint64_t count_members(const SeqNode* nodes, Py_ssize_t n_nodes) noexcept nogil   # set bits in nodes[0..n_nodes)

@@ -4,30 +4,11 @@
 # multiples of 2048 and distinct, no node is empty, and count is the number of set bits.
 # Because of them, two equal sets have byte-identical node arrays.
 #
-# Wire format: nats-server's avl.SequenceSet (little-endian throughout)
-#
-#   v2:  u8 magic=22, u8 version=2, u32 node_count, u32 size,
-#        node_count x { u64 base, 32 x u64 words, u16 height }          (266 bytes a node)
-#   v1:  same header with version=1, node_count x { u64 base, 64 x u64 words, u16 height }
-#
-# Member of a node: bit b of word w  <=>  sequence base + 64*w + b.  Nodes are written in
-# pre-order of the AVL tree and `height` counts a leaf as 1.  size is the number of
-# members truncated to 32 bits.  An empty set is the 10-byte header with both counts 0.
-#
-# How nats-server decodes v2: it does not rebalance or recompute heights; it trusts the
-# stored heights and hangs each node, in file order, under the binary-search-tree walk
-# from the root.  So the file order must be a valid BST pre-order and the heights must be
-# the true heights for later inserts to keep the tree balanced.  We write the shape of a
-# perfectly balanced tree over the sorted array (middle element as root, recursively);
-# a subtree of k nodes then has height bit_length(k).  Its v2 decoder never compares
-# `size` with the bits; its v1 decoder re-inserts every member one by one and does.
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+# The byte encoding (nats-server's avl.SequenceSet) lives in seqcodec.pyx, which fills
+# and reads the node array through the fields and helpers declared in seqset.pxd.
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.stdint cimport uint32_t, uint64_t
-from libc.stdlib cimport qsort
+from libc.stdint cimport uint64_t
 from libc.string cimport memcmp, memcpy, memmove, memset
-
-from jsstore.errors import CorruptStreamState
 
 cdef extern from *:
     """
@@ -36,43 +17,14 @@ cdef extern from *:
     /* lowest / highest set bit of a non-zero word */
     static inline int seqset_lowest_bit(unsigned long long word) { return __builtin_ctzll(word); }
     static inline int seqset_highest_bit(unsigned long long word) { return 63 - __builtin_clzll(word); }
-    static inline int seqset_bit_length(unsigned long long value) {
-        return value ? 64 - __builtin_clzll(value) : 0;
-    }
-    static inline unsigned long long seqset_get_le64(const unsigned char *p) {
-        unsigned long long value = 0;
-        for (int i = 7; i >= 0; i--) value = (value << 8) | p[i];
-        return value;
-    }
-    static inline unsigned int seqset_get_le32(const unsigned char *p) {
-        return (unsigned int)p[0] | ((unsigned int)p[1] << 8) | ((unsigned int)p[2] << 16)
-             | ((unsigned int)p[3] << 24);
-    }
-    static inline void seqset_put_le64(unsigned char *p, unsigned long long value) {
-        for (int i = 0; i < 8; i++) { p[i] = (unsigned char)value; value >>= 8; }
-    }
-    static inline void seqset_put_le32(unsigned char *p, unsigned int value) {
-        for (int i = 0; i < 4; i++) { p[i] = (unsigned char)value; value >>= 8; }
-    }
     """
     const uint64_t SEQSET_ALL_BITS
     const Py_ssize_t PY_SSIZE_T_MAX
     int seqset_popcount64(uint64_t word) noexcept nogil
     int seqset_lowest_bit(uint64_t word) noexcept nogil
     int seqset_highest_bit(uint64_t word) noexcept nogil
-    int seqset_bit_length(uint64_t value) noexcept nogil
-    uint64_t seqset_get_le64(const unsigned char* p) noexcept nogil
-    uint32_t seqset_get_le32(const unsigned char* p) noexcept nogil
-    void seqset_put_le64(unsigned char* p, uint64_t value) noexcept nogil
-    void seqset_put_le32(unsigned char* p, uint32_t value) noexcept nogil
 
 cdef enum:
-    SEQSET_MAGIC = 22
-    SEQSET_VERSION = 2
-    HEADER_LEN = 10                 # magic, version, u32 node count, u32 size
-    NODE_LEN_V2 = 266               # u64 base + 32 x u64 words + u16 height
-    WORDS_V1 = 64                   # a v1 node held 64 words (4096 sequences)
-    NODE_LEN_V1 = 522               # u64 base + 64 x u64 words + u16 height
     OFFSET_MASK = SEQSET_NODE_BITS - 1
 
 
@@ -150,12 +102,6 @@ cdef uint64_t clear_in_node(SeqNode* node, unsigned int first_offset,
     return removed
 
 
-cdef int compare_bases(const void* left, const void* right) noexcept nogil:
-    cdef uint64_t left_base = (<const SeqNode*>left).base
-    cdef uint64_t right_base = (<const SeqNode*>right).base
-    return (left_base > right_base) - (left_base < right_base)
-
-
 cdef int reserve(SeqSet seqs, Py_ssize_t needed) except -1:
     """Grow the node array to hold at least `needed` nodes."""
     cdef Py_ssize_t new_cap
@@ -211,118 +157,6 @@ cdef (bint, uint64_t) next_member(const SeqNode* nodes, Py_ssize_t n_nodes,
         first_offset = 0
         index += 1
     return False, 0
-
-
-cdef unsigned char* write_preorder(const SeqNode* nodes, Py_ssize_t size,
-                                   unsigned char* out) noexcept nogil:
-    """Write nodes[0..size) as the pre-order of a balanced tree; returns the end of output."""
-    cdef Py_ssize_t left_size, word
-    cdef const SeqNode* root
-    if size <= 0:
-        return out
-    left_size = (size - 1) >> 1              # the right subtree gets the extra node, if any
-    root = &nodes[left_size]
-    seqset_put_le64(out, root.base)
-    for word in range(SEQSET_NODE_WORDS):
-        seqset_put_le64(out + 8 + 8 * word, root.bits[word])
-    # u16 height of a balanced subtree of `size` nodes, a leaf being 1 (as nats-server
-    # counts); it is at most 64, so the high byte is 0
-    out[NODE_LEN_V2 - 2] = <unsigned char>seqset_bit_length(<uint64_t>size)
-    out[NODE_LEN_V2 - 1] = 0
-    out = write_preorder(nodes, left_size, out + NODE_LEN_V2)
-    return write_preorder(nodes + left_size + 1, size - 1 - left_size, out)
-
-
-cdef corrupt(str detail):
-    return CorruptStreamState(f"sequence set: {detail}")
-
-
-cdef Py_ssize_t decode_into(SeqSet seqs, const unsigned char[::1] buf) except -1:
-    """Fill the empty set `seqs` from an encoded set; returns the bytes consumed."""
-    cdef Py_ssize_t length = buf.shape[0], node_len, node_count, index, kept
-    cdef Py_ssize_t halves, half
-    cdef const unsigned char* data
-    cdef const unsigned char* record
-    cdef uint64_t base, bits, offset
-    cdef uint32_t declared_size
-    cdef int version, word, n_words
-    cdef bint unaligned = False
-    cdef SeqNode* node
-    if length < HEADER_LEN:
-        raise corrupt(f"{length} bytes is shorter than the {HEADER_LEN}-byte header")
-    data = &buf[0]
-    if data[0] != SEQSET_MAGIC:
-        raise corrupt(f"bad magic {data[0]} at offset 0 (expected {SEQSET_MAGIC})")
-    version = data[1]
-    if version == 2:
-        node_len, n_words = NODE_LEN_V2, SEQSET_NODE_WORDS
-    elif version == 1:
-        node_len, n_words = NODE_LEN_V1, WORDS_V1
-    else:
-        raise corrupt(f"unsupported version {version} at offset 1")
-    node_count = seqset_get_le32(data + 2)
-    declared_size = seqset_get_le32(data + 6)
-    if node_count > (length - HEADER_LEN) // node_len:
-        raise corrupt(f"header at offset 2 declares {node_count} nodes of {node_len} bytes "
-                      f"but only {length - HEADER_LEN} bytes follow")
-    halves = n_words // SEQSET_NODE_WORDS
-    reserve(seqs, node_count * halves)
-    # Pass 1: nodes with a 2048-aligned base go straight into the array, unsorted.
-    for index in range(node_count):
-        record = data + HEADER_LEN + index * node_len
-        base = seqset_get_le64(record)
-        if base & OFFSET_MASK:
-            unaligned = True                 # handled member by member below
-            continue
-        for half in range(halves):
-            if half and base == base_of(SEQSET_ALL_BITS):
-                for word in range(SEQSET_NODE_WORDS, WORDS_V1):
-                    if seqset_get_le64(record + 8 + 8 * word):
-                        raise corrupt(f"node at offset {HEADER_LEN + index * node_len} "
-                                      f"holds sequences beyond 2**64-1")
-                continue
-            node = &seqs.nodes[seqs.n_nodes]
-            node.base = base + <uint64_t>half * SEQSET_NODE_BITS
-            for word in range(SEQSET_NODE_WORDS):
-                node.bits[word] = seqset_get_le64(record + 8 + 8 * (half * SEQSET_NODE_WORDS + word))
-            if not node_is_empty(node):
-                seqs.n_nodes += 1
-    # Sort by base and merge duplicate bases (nats-server never writes those, but a
-    # peer's file is not trusted to keep our invariants).
-    if seqs.n_nodes > 1:
-        qsort(seqs.nodes, seqs.n_nodes, sizeof(SeqNode), compare_bases)
-        kept = 1
-        for index in range(1, seqs.n_nodes):
-            if seqs.nodes[index].base == seqs.nodes[kept - 1].base:
-                for word in range(SEQSET_NODE_WORDS):
-                    seqs.nodes[kept - 1].bits[word] |= seqs.nodes[index].bits[word]
-            else:
-                seqs.nodes[kept] = seqs.nodes[index]
-                kept += 1
-        seqs.n_nodes = kept
-    seqs.count = count_members(seqs.nodes, seqs.n_nodes)
-    # Pass 2: a node whose base is not aligned (nats-server's SetInitialMin can make one).
-    if unaligned:
-        for index in range(node_count):
-            record = data + HEADER_LEN + index * node_len
-            base = seqset_get_le64(record)
-            if not base & OFFSET_MASK:
-                continue
-            for word in range(n_words):
-                bits = seqset_get_le64(record + 8 + 8 * word)
-                while bits:
-                    offset = <uint64_t>word * 64 + seqset_lowest_bit(bits)
-                    if offset > SEQSET_ALL_BITS - base:
-                        raise corrupt(f"node at offset {HEADER_LEN + index * node_len} "
-                                      f"holds sequences beyond 2**64-1")
-                    seqs.c_insert(base + offset)
-                    bits &= bits - 1
-    # nats-server's v1 decoder checks size; v2 trusts it.  We check both: an encoder
-    # always writes the true size, so a mismatch means the bytes are damaged.
-    if <uint32_t>seqs.count != declared_size:
-        raise corrupt(f"header at offset 6 declares {declared_size} members, "
-                      f"the nodes hold {seqs.count}")
-    return HEADER_LEN + node_count * node_len
 
 
 cdef class SeqSet:
@@ -687,41 +521,6 @@ cdef class SeqSet:
     def node_count(self):
         """Number of 2048-sequence nodes in use."""
         return self.n_nodes
-
-    def __getattr__(self, name):
-        # The Python API calls this `nodes()`, but in Cython a method of that name would
-        # shadow the C field `nodes` (the node array) declared in seqset.pxd, so
-        # `nodes` is served here, only after the normal lookup has failed.
-        if name == "nodes":
-            return self.node_count
-        raise AttributeError(f"'SeqSet' object has no attribute '{name}'")
-
-    def encoded_len(self):
-        return HEADER_LEN + self.n_nodes * NODE_LEN_V2
-
-    def encode(self):
-        """The avl.SequenceSet v2 encoding of this set."""
-        cdef Py_ssize_t length = self.encoded_len()
-        cdef bytes encoded
-        cdef unsigned char* out
-        if self.n_nodes > 0xFFFFFFFF:
-            raise OverflowError("too many nodes for the encoding")
-        encoded = PyBytes_FromStringAndSize(NULL, length)
-        out = <unsigned char*>PyBytes_AS_STRING(encoded)
-        out[0] = SEQSET_MAGIC
-        out[1] = SEQSET_VERSION
-        seqset_put_le32(out + 2, <uint32_t>self.n_nodes)
-        seqset_put_le32(out + 6, <uint32_t>self.count)
-        with nogil:
-            write_preorder(self.nodes, self.n_nodes, out + HEADER_LEN)
-        return encoded
-
-    @classmethod
-    def decode(cls, buf):
-        """Decode an avl.SequenceSet (v1 or v2); returns (set, bytes consumed)."""
-        cdef SeqSet decoded = cls()
-        cdef Py_ssize_t consumed = decode_into(decoded, buf)
-        return decoded, consumed
 
     def __eq__(self, other):
         cdef SeqSet that
