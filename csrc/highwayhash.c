@@ -17,6 +17,7 @@
  * check both against the published vectors).
  */
 #include "highwayhash.h"
+#include "le_bytes.h"
 
 #include <string.h>
 
@@ -44,15 +45,7 @@ static const uint64_t hh_init_mul1[4] = {
 /* -1: CPU not probed yet; 0: portable path; 1: SSSE3 path. */
 static int hh_simd_mode = -1;
 
-HH_INLINE uint64_t hh_load_le64(const uint8_t *p)
-{
-    uint64_t value;
-    memcpy(&value, p, sizeof(value));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    value = __builtin_bswap64(value);
-#endif
-    return value;
-}
+#define hh_load_le64 le_load64
 
 /* Exchange the two 32-bit halves of a lane. */
 HH_INLINE uint64_t hh_swap_halves(uint64_t lane)

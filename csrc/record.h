@@ -26,7 +26,7 @@
 #define JSSTORE_RECORD_H
 
 #include <stdint.h>
-#include <string.h>
+#include "le_bytes.h"
 
 #define RECORD_HDR_SIZE      22u            /* record_len + seq + ts + subj_len */
 #define RECORD_HASH_SIZE     8u
@@ -42,12 +42,12 @@
 #define RECORD_OFF_SUBJ_LEN  20u
 #define RECORD_OFF_SUBJ      22u
 
-static inline uint16_t rec_get_u16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t rec_get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t rec_get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static inline void rec_put_u16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
-static inline void rec_put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static inline void rec_put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+#define rec_get_u16 le_load16
+#define rec_get_u32 le_load32
+#define rec_get_u64 le_load64
+#define rec_put_u16 le_store16
+#define rec_put_u32 le_store32
+#define rec_put_u64 le_store64
 
 /* Length of a record with these parts. */
 static inline uint64_t rec_size(size_t subj_len, size_t hdr_len, size_t msg_len, int has_hdr) {

@@ -6,6 +6,7 @@
  * and a final avalanche mixes the bits. All reads are little-endian.
  */
 #include "xxh64.h"
+#include "le_bytes.h"
 
 #include <string.h>
 
@@ -20,25 +21,8 @@ static inline uint64_t xxh_rotl64(uint64_t value, unsigned bits)
     return (value << bits) | (value >> (64 - bits));
 }
 
-static inline uint64_t xxh_read64(const uint8_t *p)
-{
-    uint64_t value;
-    memcpy(&value, p, sizeof(value));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    value = __builtin_bswap64(value);
-#endif
-    return value;
-}
-
-static inline uint32_t xxh_read32(const uint8_t *p)
-{
-    uint32_t value;
-    memcpy(&value, p, sizeof(value));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    value = __builtin_bswap32(value);
-#endif
-    return value;
-}
+#define xxh_read64 le_load64
+#define xxh_read32 le_load32
 
 /* One accumulator step over an 8-byte lane. */
 static inline uint64_t xxh_round(uint64_t accumulator, uint64_t lane)
