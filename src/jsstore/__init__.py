@@ -4,13 +4,21 @@
     fs = jsstore.FileStore(directory, jsstore.StreamConfig(name="ORDERS", subjects=["orders.>"]))
     seq, ts = fs.store_msg("orders.new", None, b"payload")
     fs.load_msg(seq)
+
+    js = jsstore.open(directory)      # the embedded JetStream API (jsstore.open() = in memory)
+    js.add_stream(name="ORDERS", subjects=["orders.>"])
+    js.publish("orders.new", b"payload")
 """
 
 from jsstore.config import StoreOptions, StreamConfig
 from jsstore.filestore import FileStore, stream_dir
 from jsstore.memstore import MemStore
 from jsstore import errors
+from jsstore.jetstream import (AccountInfo, JetStream, NoStreamResponseError, PubAck, StoredMsg,
+                               StreamInfo, open)
 
 __version__ = "0.1.0"
 
-__all__ = ["FileStore", "MemStore", "StreamConfig", "StoreOptions", "errors", "stream_dir", "__version__"]
+__all__ = ["FileStore", "MemStore", "StreamConfig", "StoreOptions", "errors", "stream_dir",
+           "open", "JetStream", "PubAck", "StoredMsg", "StreamInfo", "AccountInfo",
+           "NoStreamResponseError", "__version__"]

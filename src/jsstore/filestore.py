@@ -64,8 +64,12 @@ def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
 
 
 class FileStore(StoreBase):
-    def __init__(self, directory: str, config: StreamConfig, options: StoreOptions | None = None):
+    def __init__(self, directory: str, config: StreamConfig, options: StoreOptions | None = None,
+                 *, meta: bytes | None = None):
         options = options or StoreOptions()
+        # the stream layer's full meta.inf (nats-server's FileStreamInfo JSON); None = written
+        # from the storage config.  Set it before update_config to change what is written.
+        self.meta = meta
         block_size = options.block_size or dyn_block_size(config)
         super().__init__(config, mem_sized=False, block_size=block_size,
                          cache_budget=options.cache_budget)
@@ -96,9 +100,11 @@ class FileStore(StoreBase):
 
     # -- metadata ----------------------------------------------------------------------
     def _write_meta(self) -> None:
-        info = {"Created": rfc3339_nano(time.time_ns())}
-        info.update(stream_config_json(self.config))
-        data = json.dumps(info, separators=(",", ":")).encode()
+        data = self.meta
+        if data is None:
+            info = {"Created": rfc3339_nano(time.time_ns())}
+            info.update(stream_config_json(self.config))
+            data = json.dumps(info, separators=(",", ":")).encode()
         write_atomically(os.path.join(self.directory, META_FILE), data)
         write_atomically(os.path.join(self.directory, META_SUM_FILE),
                          meta_sum(meta_hash_key(self.name), data))

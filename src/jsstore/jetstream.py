@@ -1,0 +1,446 @@
+"""The embedded JetStream API: streams in process, synchronous, no network.
+
+    import jsstore
+    with jsstore.open("data") as js:          # jsstore.open() keeps everything in memory
+        js.add_stream(name="ORDERS", subjects=["orders.>"])
+        ack = js.publish("orders.new", b"payload", headers={"Nats-Msg-Id": "o-1"})
+        msg = js.get_msg("ORDERS", seq=ack.seq)
+
+A store directory has nats-server's layout: every file stream lives in
+``<dir>/jetstream/$G/streams/<name>/`` with its configuration in ``meta.inf`` (nats-server's
+FileStreamInfo JSON: ``"Created"`` then the normalized stream configuration) and the
+HighwayHash of that file in ``meta.sum``.  Opening the directory again finds those streams.
+Memory streams are never written to disk, as in nats-server; in memory-only mode
+(``open()``) every stream is held in memory whatever its ``storage`` says.
+
+Failures are the API errors of ``jsstore.api.errors`` that nats-server answers with, except
+one: publishing to a subject no stream captures raises ``NoStreamResponseError``, where a NATS
+client gets "no responders" (nats-py raises its own ``NoStreamResponseError`` there).
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import threading
+import time
+from typing import Mapping
+
+import msgspec
+
+from jsstore import config as store_config
+from jsstore import streamconfig
+from jsstore._core.hashing import meta_hash_key, meta_sum
+from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
+from jsstore.api import errors as api_errors
+from jsstore.config import StoreOptions
+from jsstore.consumerstore import rfc3339_nano
+from jsstore.errors import StoreClosed, StoreError
+from jsstore.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
+from jsstore.memstore import MemStore
+from jsstore.store import StreamState
+from jsstore.streamconfig import StreamConfig
+
+ACCOUNT = "$G"                  # the global account: nats-server's directory for it
+MAX_HEADER_SIZE = 65535         # nats-server refuses header blocks longer than a uint16
+HEADER_LINE = b"NATS/1.0\r\n"
+ROUTE_CACHE_LIMIT = 1 << 16     # publish subjects remembered before the cache starts over
+# Go's encoding/json escapes these inside strings; meta.inf is written the same way.
+_GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
+               ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
+
+
+class NoStreamResponseError(Exception):
+    """No stream captures the subject published to (over NATS: no responders)."""
+
+
+class PubAck(msgspec.Struct, omit_defaults=True):
+    """The answer to a stored publish: the stream and the message's sequence."""
+    stream: str
+    seq: int
+    duplicate: bool = False        # a Nats-Msg-Id seen inside the window: seq is the original
+    domain: str | None = None      # the JetStream domain, when one is configured
+
+
+class StoredMsg(msgspec.Struct):
+    """A message read back from a stream."""
+    subject: str
+    seq: int
+    data: bytes
+    headers: dict[str, str] | None  # the decoded header block (first value of a repeated key)
+    time: int                       # Unix ns when stored
+    hdr: bytes | None = None        # the raw NATS header block
+
+
+class StreamInfo(msgspec.Struct):
+    """A stream's normalized configuration, creation time and state."""
+    config: StreamConfig
+    created: str                    # RFC 3339 UTC with nanoseconds, as nats-server writes it
+    state: StreamState
+
+
+class AccountLimits(msgspec.Struct):
+    """The account's JetStream limits; -1 is unlimited (the only setting embedded)."""
+    max_memory: int = -1
+    max_storage: int = -1
+    max_streams: int = -1
+    max_consumers: int = -1
+    max_ack_pending: int = -1
+    memory_max_stream_bytes: int = -1
+    storage_max_stream_bytes: int = -1
+    max_bytes_required: bool = False
+
+
+class AccountInfo(msgspec.Struct):
+    """Usage of the account: bytes held in memory and file streams, stream/consumer counts."""
+    memory: int
+    storage: int
+    reserved_memory: int
+    reserved_storage: int
+    streams: int
+    consumers: int
+    limits: AccountLimits
+
+
+class _Stream:
+    """One open stream: its configuration, store and creation time."""
+    __slots__ = ("config", "store", "created")
+
+    def __init__(self, config: StreamConfig, store, created: str):
+        self.config = config        # normalized, as nats-server keeps it
+        self.store = store          # FileStore or MemStore
+        self.created = created      # RFC 3339 text
+
+
+class _Created(msgspec.Struct):
+    Created: str = ""
+
+
+def encode_headers(headers: Mapping[str, str | list[str]] | bytes | None) -> bytes | None:
+    """The NATS header block for a dict (a list value writes the key once per value);
+    bytes are taken as an already encoded block; empty or None gives no block."""
+    if not headers:
+        return None
+    if isinstance(headers, (bytes, bytearray)):
+        return bytes(headers)
+    parts = [HEADER_LINE]
+    for key, value in headers.items():
+        if not key or any(ch in key for ch in ": \t\r\n"):
+            raise ValueError(f"invalid header name {key!r}")
+        for item in ([value] if isinstance(value, str) else value):
+            if "\r" in item or "\n" in item:
+                raise ValueError(f"invalid value for header {key!r}")
+            parts.append(f"{key}: {item}\r\n".encode())
+    parts.append(b"\r\n")
+    return b"".join(parts)
+
+
+def decode_headers(block: bytes | None) -> dict[str, str] | None:
+    """The headers of a NATS header block; the first value of a repeated key (as
+    nats-server reads them)."""
+    if not block:
+        return None
+    out: dict[str, str] = {}
+    for line in bytes(block).split(b"\r\n")[1:]:
+        key, sep, value = line.partition(b":")
+        if sep and key:
+            out.setdefault(key.decode(errors="replace").strip(),
+                           value.decode(errors="replace").strip())
+    return out
+
+
+def meta_info_json(config: StreamConfig, created: str) -> bytes:
+    """meta.inf as nats-server writes it: {"Created": ..., <stream config fields>}."""
+    body = streamconfig.encode(config)
+    data = b'{"Created":' + msgspec.json.encode(created) + b"," + body[1:]
+    for char, escape in _GO_ESCAPES:
+        data = data.replace(char, escape)
+    return data
+
+
+class JetStream:
+    """An account's streams over one store directory (or in memory)."""
+
+    def __init__(self, directory: str | os.PathLike | None = None,
+                 options: StoreOptions | None = None):
+        self.directory = None if directory is None else os.fspath(directory)
+        self.options = options
+        self.domain: str | None = None
+        self.closed = False
+        self.unrecovered: dict[str, str] = {}  # stream dirs skipped on open, and why
+        self._streams: dict[str, _Stream] = {}
+        self._routes: dict[str, _Stream] = {}  # publish subject -> the stream capturing it
+        self._lock = threading.RLock()
+        if self.directory is not None:
+            self._recover()
+
+    # -- opening ------------------------------------------------------------------------
+    def _streams_root(self) -> str:
+        return os.path.dirname(stream_dir(self.directory, "x", ACCOUNT))
+
+    def _recover(self) -> None:
+        root = self._streams_root()
+        if not os.path.isdir(root):
+            return
+        for name in sorted(os.listdir(root)):
+            directory = os.path.join(root, name)
+            meta_path = os.path.join(directory, META_FILE)
+            if not os.path.isfile(meta_path):
+                continue
+            with builtins.open(meta_path, "rb") as f:
+                data = f.read()
+            try:
+                with builtins.open(os.path.join(directory, META_SUM_FILE), "rb") as f:
+                    checksum = f.read()
+            except FileNotFoundError:
+                checksum = None
+            if checksum is not None and checksum != meta_sum(meta_hash_key(name), data):
+                self.unrecovered[name] = "meta.inf checksum does not match meta.sum"
+                continue
+            try:
+                config = streamconfig.normalize(streamconfig.decode(data))
+                created = msgspec.json.decode(data, type=_Created).Created
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                self.unrecovered[name] = f"meta.inf: {exc}"
+                continue
+            if config.name != name:
+                self.unrecovered[name] = f"meta.inf names stream {config.name!r}"
+                continue
+            store = FileStore(directory, streamconfig.to_store_config(config), self.options)
+            self._streams[name] = _Stream(config, store, created)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise StoreClosed()
+
+    def _lookup(self, name: str) -> _Stream:
+        self._check_open()
+        stream = self._streams.get(name)
+        if stream is None:
+            raise api_errors.JSStreamNotFoundErr()
+        return stream
+
+    def _others(self, name: str) -> list[StreamConfig]:
+        return [s.config for s in self._streams.values() if s.config.name != name]
+
+    @staticmethod
+    def _config_from(config, params: dict) -> StreamConfig:
+        if config is None:
+            return StreamConfig(**params)
+        if isinstance(config, store_config.StreamConfig):   # jsstore.StreamConfig (storage)
+            config = msgspec.convert(store_config.stream_config_json(config), StreamConfig)
+        return msgspec.structs.replace(config, **params) if params else config
+
+    def _info(self, stream: _Stream, state: StreamState | None = None) -> StreamInfo:
+        return StreamInfo(config=stream.config, created=stream.created,
+                          state=state if state is not None else stream.store.state())
+
+    # -- streams ------------------------------------------------------------------------
+    def add_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
+        """Create a stream (nats-server's checks and defaults); creating an existing stream
+        with the same configuration answers its info, with another one fails."""
+        cfg = self._config_from(config, params)
+        with self._lock:
+            self._check_open()
+            streamconfig.validate(cfg, existing_streams=self._others(cfg.name))
+            normalized = streamconfig.normalize(cfg)
+            existing = self._streams.get(cfg.name)
+            if existing is not None:
+                if existing.config != normalized:
+                    raise api_errors.JSStreamNameExistErr()
+                return self._info(existing)
+            created = rfc3339_nano(time.time_ns())
+            store_cfg = streamconfig.to_store_config(normalized)
+            if self.directory is not None and normalized.storage == "file":
+                store = FileStore(stream_dir(self.directory, cfg.name, ACCOUNT), store_cfg,
+                                  self.options, meta=meta_info_json(normalized, created))
+            else:
+                store = MemStore(store_cfg)
+            stream = _Stream(normalized, store, created)
+            self._streams[cfg.name] = stream
+            self._routes.clear()
+            return self._info(stream)
+
+    def update_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
+        """Change a stream's configuration (nats-server's update checks)."""
+        cfg = self._config_from(config, params)
+        with self._lock:
+            stream = self._lookup(cfg.name)
+            streamconfig.check_update(stream.config, cfg, existing_streams=self._others(cfg.name))
+            updated = streamconfig.apply_update(cfg)
+            if isinstance(stream.store, FileStore):
+                stream.store.meta = meta_info_json(updated, stream.created)
+            stream.store.update_config(streamconfig.to_store_config(updated))
+            stream.config = updated
+            self._routes.clear()
+            return self._info(stream)
+
+    def delete_stream(self, name: str) -> bool:
+        """Remove a stream and its messages (and its directory)."""
+        with self._lock:
+            stream = self._lookup(name)
+            del self._streams[name]
+            self._routes.clear()
+            stream.store.delete()
+            return True
+
+    def stream_info(self, name: str, *, subjects_filter: str | None = None,
+                    deleted_details: bool = False) -> StreamInfo:
+        """Configuration and state; the deleted sequences only with deleted_details, the
+        per-subject counts only for a subjects_filter."""
+        with self._lock:
+            stream = self._lookup(name)
+            state = stream.store.state()
+            if not deleted_details:
+                state.deleted = None
+            state.subjects = stream.store.subjects_totals(subjects_filter) if subjects_filter else None
+            return self._info(stream, state)
+
+    def stream_names(self) -> list[str]:
+        with self._lock:
+            self._check_open()
+            return sorted(self._streams)
+
+    def streams_info(self) -> list[StreamInfo]:
+        """Every stream's info, by name."""
+        with self._lock:
+            return [self.stream_info(name) for name in self.stream_names()]
+
+    def account_info(self) -> AccountInfo:
+        with self._lock:
+            self._check_open()
+            memory = storage = consumers = 0
+            for stream in self._streams.values():
+                state = stream.store.fast_state()
+                consumers += state.consumer_count
+                if stream.config.storage == "memory":
+                    memory += state.bytes
+                else:
+                    storage += state.bytes
+            return AccountInfo(memory=memory, storage=storage, reserved_memory=0,
+                               reserved_storage=0, streams=len(self._streams),
+                               consumers=consumers, limits=AccountLimits())
+
+    # -- messages -----------------------------------------------------------------------
+    def _route(self, subject: str) -> _Stream:
+        stream = self._routes.get(subject)
+        if stream is not None:
+            return stream
+        self._check_open()
+        if not is_valid_subject(subject) or not is_literal(subject):
+            raise ValueError(f"invalid publish subject {subject!r}")
+        for candidate in self._streams.values():
+            if any(filters_overlap(subject, captured) for captured in candidate.config.subjects):
+                if len(self._routes) >= ROUTE_CACHE_LIMIT:
+                    self._routes.clear()
+                self._routes[subject] = candidate
+                return candidate
+        raise NoStreamResponseError(f"no stream captures subject {subject!r}")
+
+    def publish(self, subject: str, payload: bytes = b"", *,
+                headers: Mapping[str, str | list[str]] | bytes | None = None) -> PubAck:
+        """Store a message in the stream whose subjects capture `subject`."""
+        hdr = encode_headers(headers)
+        with self._lock:
+            stream = self._route(subject)
+            return self._store(stream, subject, hdr, payload)
+
+    def _store(self, stream: _Stream, subject: str, hdr: bytes | None, payload: bytes) -> PubAck:
+        """nats-server's publish path for one message, its checks in its order."""
+        cfg = stream.config
+        if cfg.sealed:
+            raise api_errors.JSStreamSealedErr()
+        # The header checks come here, in nats-server's order: Nats-Expected-Stream,
+        # Nats-Expected-Last-(Subject-)Sequence, Nats-Msg-Id dedupe (a duplicate returns
+        # its PubAck now), Nats-Expected-Last-Msg-Id, Nats-Rollup.
+        hdr_len = len(hdr) if hdr is not None else 0
+        max_size = cfg.max_msg_size
+        if max_size >= 0 and (hdr_len > max_size or len(payload) > max_size - hdr_len):
+            raise api_errors.JSStreamMessageExceedsMaximumErr()
+        if hdr_len > MAX_HEADER_SIZE:
+            raise api_errors.JSStreamHeaderExceedsMaximumErr()
+        try:
+            seq, _ = stream.store.store_msg(subject, hdr, payload)
+        except StoreError as exc:
+            raise api_errors.JSStreamStoreFailedF(err=str(exc)) from exc
+        return PubAck(stream=cfg.name, seq=seq, domain=self.domain)
+
+    def get_msg(self, name: str, seq: int = 0, *, last_by_subject: str | None = None,
+                next_by_subject: str | None = None) -> StoredMsg:
+        """The message at seq; the last on a subject; or the first at or after seq
+        (default 1) matching next_by_subject (the STREAM.MSG.GET request's forms)."""
+        if (seq > 0 and last_by_subject) or (seq <= 0 and not last_by_subject and not next_by_subject) \
+                or (last_by_subject and next_by_subject):
+            raise api_errors.JSBadRequestErr()
+        with self._lock:
+            store = self._lookup(name).store
+            try:
+                if next_by_subject:
+                    msg, _ = store.load_next_msg(next_by_subject, seq)
+                elif last_by_subject:
+                    msg = store.load_last_msg(last_by_subject)
+                else:
+                    msg = store.load_msg(seq)
+            except (StoreError, ValueError) as exc:
+                raise api_errors.JSNoMessageFoundErr() from exc
+        return StoredMsg(subject=msg.subject, seq=msg.seq, data=bytes(msg.msg),
+                         headers=decode_headers(msg.hdr), time=msg.ts,
+                         hdr=bytes(msg.hdr) if msg.hdr else None)
+
+    def delete_msg(self, name: str, seq: int, *, no_erase: bool = False) -> bool:
+        """Remove one message; erased (overwritten) unless no_erase."""
+        with self._lock:
+            stream = self._lookup(name)
+            if stream.config.sealed:
+                raise api_errors.JSStreamSealedErr()
+            if stream.config.deny_delete:
+                raise api_errors.JSStreamMsgDeleteFailedF(err="message delete not permitted")
+            try:
+                removed = stream.store.remove_msg(seq) if no_erase else stream.store.erase_msg(seq)
+            except StoreError as exc:
+                raise api_errors.JSStreamMsgDeleteFailedF(err=str(exc)) from exc
+            if not removed:
+                raise api_errors.JSSequenceNotFoundErrF(seq=seq)
+            return True
+
+    def purge_stream(self, name: str, *, filter: str | None = None, seq: int = 0,
+                     keep: int = 0) -> int:
+        """Remove messages: all; or those matching filter, below seq, or all but the last
+        `keep` (per subject with a filter). Returns how many were removed."""
+        if seq > 0 and keep > 0:
+            raise api_errors.JSBadRequestErr()
+        with self._lock:
+            stream = self._lookup(name)
+            if stream.config.sealed:
+                raise api_errors.JSStreamSealedErr()
+            if stream.config.deny_purge:
+                raise api_errors.JSStreamPurgeFailedF(err="stream purge not permitted")
+            try:
+                if filter or seq > 0 or keep > 0:
+                    return stream.store.purge_ex(filter or "", seq, keep)
+                return stream.store.purge()
+            except StoreError as exc:
+                raise api_errors.JSStreamGeneralErrorF(err=str(exc)) from exc
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop every stream (file streams write their state for a fast reopen)."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            self._routes.clear()
+            for stream in self._streams.values():
+                stream.store.stop()
+
+    def __enter__(self) -> JetStream:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open(directory: str | os.PathLike | None = None,
+         options: StoreOptions | None = None) -> JetStream:
+    """The streams of a store directory (created when missing); None keeps them in memory."""
+    return JetStream(directory, options)
