@@ -29,7 +29,8 @@ from typing import Mapping
 import msgspec
 
 from jsstore import config as store_config
-from jsstore import streamconfig
+from jsstore import headers as header_block
+from jsstore import pubchecks, streamconfig
 from jsstore._core.hashing import meta_hash_key, meta_sum
 from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
 from jsstore.api import errors as api_errors
@@ -42,8 +43,7 @@ from jsstore.store import StreamState
 from jsstore.streamconfig import StreamConfig
 
 ACCOUNT = "$G"                  # the global account: nats-server's directory for it
-MAX_HEADER_SIZE = 65535         # nats-server refuses header blocks longer than a uint16
-HEADER_LINE = b"NATS/1.0\r\n"
+NANOS_PER_SECOND = 1_000_000_000
 ROUTE_CACHE_LIMIT = 1 << 16     # publish subjects remembered before the cache starts over
 # Go's encoding/json escapes these inside strings; meta.inf is written the same way.
 _GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
@@ -102,14 +102,52 @@ class AccountInfo(msgspec.Struct):
     limits: AccountLimits
 
 
-class _Stream:
-    """One open stream: its configuration, store and creation time."""
-    __slots__ = ("config", "store", "created")
+clock = time.time_ns            # the publish path's clock (Unix ns); tests replace it
 
-    def __init__(self, config: StreamConfig, store, created: str):
+
+def _dedupe_window(config: StreamConfig) -> pubchecks.DedupeWindow | None:
+    """A Msg-Id window for the stream, or None when it has no duplicate_window (mirrors)."""
+    if config.duplicate_window <= 0:
+        return None
+    return pubchecks.DedupeWindow(config.duplicate_window)
+
+
+class _Stream:
+    """One open stream: its configuration, store, creation time and publish state."""
+    __slots__ = ("config", "store", "created", "dedupe", "dedupe_loaded", "last_msg_id")
+
+    def __init__(self, config: StreamConfig, store, created: str, *, recovered: bool = False):
         self.config = config        # normalized, as nats-server keeps it
         self.store = store          # FileStore or MemStore
         self.created = created      # RFC 3339 text
+        self.dedupe = _dedupe_window(config)  # Nats-Msg-Id -> (seq, ts) of the last window
+        # False until the window and last_msg_id are rebuilt from the stored messages (a
+        # recovered stream does that on its first publish, as nats-server's rebuildDedupe)
+        self.dedupe_loaded = not recovered
+        self.last_msg_id = ""       # the Nats-Msg-Id of the last stored message ("" none)
+
+    def load_dedupe(self, now: int) -> None:
+        """Refill the window from the messages stored since now - duplicate_window, and
+        last_msg_id from the stream's last message when that one is among them."""
+        self.dedupe_loaded = True
+        store = self.store
+        window_ns = self.dedupe.window_ns if self.dedupe is not None else 0
+        last_seq = store.last_seq
+        seq = store.get_seq_from_time(pubchecks.window_start(now, window_ns))
+        found: list[tuple[str | None, int, int]] = []
+        while 0 < seq <= last_seq:
+            try:
+                msg, seq = store.load_next_msg(">", seq)
+            except StoreError:
+                break
+            if seq > last_seq:
+                break
+            found.append((header_block.get_str(msg.hdr, pubchecks.MSG_ID), seq, msg.ts))
+            seq += 1
+        if self.dedupe is not None:
+            self.dedupe.rebuild(found, now)
+        if found and found[-1][1] == last_seq:
+            self.last_msg_id = found[-1][0] or ""
 
 
 class _Created(msgspec.Struct):
@@ -118,34 +156,27 @@ class _Created(msgspec.Struct):
 
 def encode_headers(headers: Mapping[str, str | list[str]] | bytes | None) -> bytes | None:
     """The NATS header block for a dict (a list value writes the key once per value);
-    bytes are taken as an already encoded block; empty or None gives no block."""
+    bytes are taken as an already encoded block; empty or None gives no block.
+    HeaderError (a ValueError) for a key or value a block can not hold."""
     if not headers:
         return None
-    if isinstance(headers, (bytes, bytearray)):
+    if isinstance(headers, (bytes, bytearray, memoryview)):
         return bytes(headers)
-    parts = [HEADER_LINE]
-    for key, value in headers.items():
-        if not key or any(ch in key for ch in ": \t\r\n"):
-            raise ValueError(f"invalid header name {key!r}")
-        for item in ([value] if isinstance(value, str) else value):
-            if "\r" in item or "\n" in item:
-                raise ValueError(f"invalid value for header {key!r}")
-            parts.append(f"{key}: {item}\r\n".encode())
-    parts.append(b"\r\n")
-    return b"".join(parts)
+    return header_block.build(headers)
 
 
 def decode_headers(block: bytes | None) -> dict[str, str] | None:
     """The headers of a NATS header block; the first value of a repeated key (as
-    nats-server reads them)."""
+    nats-server reads them). None for no block, or for one that does not parse."""
     if not block:
         return None
+    try:
+        fields = header_block.parse(block).fields
+    except header_block.HeaderError:
+        return None
     out: dict[str, str] = {}
-    for line in bytes(block).split(b"\r\n")[1:]:
-        key, sep, value = line.partition(b":")
-        if sep and key:
-            out.setdefault(key.decode(errors="replace").strip(),
-                           value.decode(errors="replace").strip())
+    for key, value in fields:
+        out.setdefault(key, value)
     return out
 
 
@@ -207,7 +238,7 @@ class JetStream:
                 self.unrecovered[name] = f"meta.inf names stream {config.name!r}"
                 continue
             store = FileStore(directory, streamconfig.to_store_config(config), self.options)
-            self._streams[name] = _Stream(config, store, created)
+            self._streams[name] = _Stream(config, store, created, recovered=True)
 
     def _check_open(self) -> None:
         if self.closed:
@@ -271,6 +302,12 @@ class JetStream:
             if isinstance(stream.store, FileStore):
                 stream.store.meta = meta_info_json(updated, stream.created)
             stream.store.update_config(streamconfig.to_store_config(updated))
+            if updated.duplicate_window <= 0:
+                stream.dedupe = None
+            elif stream.dedupe is None:
+                stream.dedupe = _dedupe_window(updated)
+            else:
+                stream.dedupe.set_window(updated.duplicate_window)
             stream.config = updated
             self._routes.clear()
             return self._info(stream)
@@ -346,24 +383,62 @@ class JetStream:
             return self._store(stream, subject, hdr, payload)
 
     def _store(self, stream: _Stream, subject: str, hdr: bytes | None, payload: bytes) -> PubAck:
-        """nats-server's publish path for one message, its checks in its order."""
+        """nats-server's publish path for one message, its checks in its order: sealed; the
+        header checks (Expected-Stream, TTL allowed, Expected-Last-(Subject-)Sequence, Msg-Id
+        dedupe, Expected-Last-Msg-Id, Rollup); sizes; the TTL; store; then the Msg-Id is
+        recorded and a rollup purges what it replaces."""
         cfg = stream.config
+        store = stream.store
         if cfg.sealed:
             raise api_errors.JSStreamSealedErr()
-        # The header checks come here, in nats-server's order: Nats-Expected-Stream,
-        # Nats-Expected-Last-(Subject-)Sequence, Nats-Msg-Id dedupe (a duplicate returns
-        # its PubAck now), Nats-Expected-Last-Msg-Id, Nats-Rollup.
-        hdr_len = len(hdr) if hdr is not None else 0
-        max_size = cfg.max_msg_size
-        if max_size >= 0 and (hdr_len > max_size or len(payload) > max_size - hdr_len):
-            raise api_errors.JSStreamMessageExceedsMaximumErr()
-        if hdr_len > MAX_HEADER_SIZE:
-            raise api_errors.JSStreamHeaderExceedsMaximumErr()
+        checks = None
+        if hdr:
+            now = clock()
+            if not stream.dedupe_loaded:
+                stream.load_dedupe(now)
+            checks = pubchecks.check_headers(
+                hdr, subject=subject, stream_name=cfg.name, last_seq=store.last_seq,
+                last_msg_id=stream.last_msg_id, last_seq_for_subject=self._last_seq_for(store),
+                dedupe=stream.dedupe, now=now, allow_msg_ttl=bool(cfg.allow_msg_ttl),
+                allow_rollup_hdrs=bool(cfg.allow_rollup_hdrs), deny_purge=bool(cfg.deny_purge),
+                mirror=cfg.mirror is not None)
+            if checks.duplicate_seq is not None:
+                return PubAck(stream=cfg.name, seq=checks.duplicate_seq, duplicate=True,
+                              domain=self.domain)
+        pubchecks.check_sizes(len(hdr) if hdr else 0, len(payload), cfg.max_msg_size)
+        ttl = 0
+        if hdr:
+            ttl = pubchecks.msg_ttl(hdr, bool(cfg.allow_msg_ttl),
+                                    cfg.subject_delete_marker_ttl // NANOS_PER_SECOND,
+                                    cfg.max_msgs_per_subject)
         try:
-            seq, _ = stream.store.store_msg(subject, hdr, payload)
+            seq, ts = store.store_msg(subject, hdr, payload, ttl)
         except StoreError as exc:
             raise api_errors.JSStreamStoreFailedF(err=str(exc)) from exc
+        msg_id = checks.msg_id if checks is not None else ""
+        if stream.dedupe_loaded:
+            stream.last_msg_id = msg_id
+        if msg_id and stream.dedupe is not None:
+            stream.dedupe.record(msg_id, seq, ts)
+        if checks is not None and checks.rollup is not None:
+            # nats-server purges with keep 1: the subject's older messages ("sub") or every
+            # message before this one ("all")
+            try:
+                store.purge_ex(subject if checks.rollup == pubchecks.ROLLUP_SUBJECT else "", 0, 1)
+            except StoreError as exc:
+                raise api_errors.JSStreamRollupFailedF(err=str(exc)) from exc
         return PubAck(stream=cfg.name, seq=seq, domain=self.domain)
+
+    @staticmethod
+    def _last_seq_for(store):
+        """The last sequence stored on a subject (0 when it has none), for the
+        Expected-Last-Subject-Sequence header."""
+        def last_seq_for_subject(subject: str) -> int:
+            try:
+                return store.load_last_msg(subject).seq
+            except (StoreError, ValueError):
+                return 0
+        return last_seq_for_subject
 
     def get_msg(self, name: str, seq: int = 0, *, last_by_subject: str | None = None,
                 next_by_subject: str | None = None) -> StoredMsg:
