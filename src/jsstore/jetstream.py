@@ -202,6 +202,7 @@ class JetStream:
         self._streams: dict[str, _Stream] = {}
         self._routes: dict[str, _Stream] = {}  # publish subject -> the stream capturing it
         self._lock = threading.RLock()
+        self._api = None  # the wire API router, made on the first request()
         if self.directory is not None:
             self._recover()
 
@@ -496,6 +497,17 @@ class JetStream:
                 return stream.store.purge()
             except StoreError as exc:
                 raise api_errors.JSStreamGeneralErrorF(err=str(exc)) from exc
+
+    # -- wire API -----------------------------------------------------------------------
+    def request(self, subject: str, payload: bytes = b"") -> bytes | None:
+        """Answer a ``$JS.API.*`` request with the JSON bytes nats-server would send; None
+        for a subject no handler serves (nats-server leaves those unanswered)."""
+        if self._api is None:
+            from jsstore.api.streams import StreamApi   # the API module builds on this one
+            with self._lock:
+                if self._api is None:
+                    self._api = StreamApi(self)
+        return self._api.request(subject, payload)
 
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
