@@ -1,0 +1,372 @@
+"""DIRECT.GET: reading messages straight off a stream, answered with header blocks.
+
+nats-server subscribes ``$JS.API.DIRECT.GET.<stream>`` (a JSON ``JSApiMsgGetRequest`` body)
+and ``$JS.API.DIRECT.GET.<stream>.<subject>`` (the last message on that subject; the body may
+only carry ``no_hdr`` and ``max_bytes``) for every stream with ``allow_direct``.  A stream
+without ``allow_direct`` has no such subscription: nothing answers (a NATS client sees
+"no responders").  ``direct_get`` computes every message nats-server 2.15 sends to the reply
+subject, in order, as ``(header block, payload)`` pairs; ``b""`` as the header block means
+the message carries no headers (``no_hdr``).
+
+Answers:
+
+* one message: its stored headers (or a fresh ``NATS/1.0`` block) followed by
+  ``Nats-Stream``, ``Nats-Subject``, ``Nats-Sequence`` and ``Nats-Time-Stamp`` (Go's
+  RFC3339Nano in UTC), appended as nats-server's genHeader does (duplicates are kept);
+* a batch (``batch`` set): each message also carries ``Nats-Num-Pending`` (what is left
+  after it) and ``Nats-Last-Sequence`` (the previous sequence sent, 0 first), and the batch
+  ends with ``NATS/1.0 204 EOB``; with ``no_hdr`` the payloads go bare and the pending count
+  is not decremented (nats-server's behaviour);
+* ``multi_last``: the last message of every matching subject up to ``up_to_seq`` (or up to
+  ``up_to_time``), always with headers, ending with an EOB that also has
+  ``Nats-UpTo-Sequence``;
+* status blocks: ``404 Message Not Found``, ``404 No Results``, ``408 Empty Request``,
+  ``408 Malformed Request``, ``408 Bad Request``, ``412 Required Api Level``,
+  ``413 Too Many Results``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+import msgspec
+
+from jsstore import headers as header_block
+from jsstore.api.schemas import API_LEVEL
+from jsstore.consumerstore import rfc3339_nano
+from jsstore.errors import StoreError, TooManyResults
+
+CRLF = b"\r\n"
+NO_HEADERS = b""
+# nats-server's default MaxPending: the max_bytes of a request that sets none.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+# The most subjects one multi_last request may match.
+MAX_MULTI_RESULTS = 1024
+REQUIRED_API_LEVEL_HEADER = "Nats-Required-Api-Level"
+
+EMPTY_REQUEST = b"NATS/1.0 408 Empty Request\r\n\r\n"
+MALFORMED_REQUEST = b"NATS/1.0 408 Malformed Request\r\n\r\n"
+BAD_REQUEST = b"NATS/1.0 408 Bad Request\r\n\r\n"
+NOT_FOUND = b"NATS/1.0 404 Message Not Found\r\n\r\n"
+NO_RESULTS = b"NATS/1.0 404 No Results\r\n\r\n"
+TOO_MANY_RESULTS = b"NATS/1.0 413 Too Many Results\r\n\r\n"
+REQUIRED_API_LEVEL = b"NATS/1.0 412 Required Api Level\r\n\r\n"
+
+_UINT64_MAX = (1 << 64) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_NANOS = 1_000_000_000
+_EPOCH_DAYS = date(1970, 1, 1).toordinal()
+# Go's RFC 3339 layout as time.Time's JSON decoding accepts it (upper-case T and Z only).
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?"
+                      r"(?:(Z)|([+-])(\d{2}):(\d{2}))\Z", re.ASCII)
+
+
+class MalformedRequest(ValueError):
+    """The body is not a JSON object nats-server can decode into a JSApiMsgGetRequest."""
+
+
+@dataclass(slots=True)
+class DirectGetRequest:
+    """nats-server's JSApiMsgGetRequest; times are Unix ns, None when not given."""
+
+    seq: int = 0
+    last_by_subj: str = ""
+    next_by_subj: str = ""
+    batch: int = 0
+    max_bytes: int = 0
+    start_time: int | None = None
+    multi_last: list[str] = field(default_factory=list)
+    up_to_seq: int = 0
+    up_to_time: int | None = None
+    no_hdr: bool = False
+
+
+def parse_go_time(text: str) -> int:
+    """Unix ns of an RFC 3339 time as Go's time.Time JSON decoding reads it."""
+    match = _RFC3339.match(text)
+    if match is None:
+        raise MalformedRequest(f"not an RFC 3339 time: {text!r}")
+    year, month, day, hour, minute, second = (int(part) for part in match.group(1, 2, 3, 4, 5, 6))
+    if hour > 23 or minute > 59 or second > 59:
+        raise MalformedRequest(f"time out of range: {text!r}")
+    try:
+        days = date(year, month, day).toordinal() - _EPOCH_DAYS
+    except ValueError as exc:
+        raise MalformedRequest(f"day out of range: {text!r}") from exc
+    fraction = match.group(7) or ""
+    nanos = int((fraction + "000000000")[:9])
+    offset = 0
+    if match.group(8) is None:
+        offset_hours, offset_minutes = int(match.group(10)), int(match.group(11))
+        if offset_hours > 23 or offset_minutes > 59:
+            raise MalformedRequest(f"time zone offset out of range: {text!r}")
+        offset = (offset_hours * 3600 + offset_minutes * 60) * (1 if match.group(9) == "+" else -1)
+    seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
+    return seconds * _NANOS + nanos
+
+
+def _integer(value, low: int, high: int, name: str) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise MalformedRequest(f"{name}: not an integer in [{low}, {high}]")
+    return value
+
+
+def _string(value, name: str) -> str:
+    if type(value) is not str:
+        raise MalformedRequest(f"{name}: not a string")
+    return value
+
+
+def _time(value, name: str) -> int:
+    return parse_go_time(_string(value, name))
+
+
+def _strings(value, name: str) -> list[str]:
+    if type(value) is not list:
+        raise MalformedRequest(f"{name}: not an array")
+    return ["" if item is None else _string(item, name) for item in value]
+
+
+def _boolean(value, name: str) -> bool:
+    if type(value) is not bool:
+        raise MalformedRequest(f"{name}: not a boolean")
+    return value
+
+
+# JSON key -> (attribute, converter); Go matches keys exactly or else case-insensitively.
+_FIELDS = {
+    "seq": lambda v: _integer(v, 0, _UINT64_MAX, "seq"),
+    "last_by_subj": lambda v: _string(v, "last_by_subj"),
+    "next_by_subj": lambda v: _string(v, "next_by_subj"),
+    "batch": lambda v: _integer(v, _INT64_MIN, _INT64_MAX, "batch"),
+    "max_bytes": lambda v: _integer(v, _INT64_MIN, _INT64_MAX, "max_bytes"),
+    "start_time": lambda v: _time(v, "start_time"),
+    "multi_last": lambda v: _strings(v, "multi_last"),
+    "up_to_seq": lambda v: _integer(v, 0, _UINT64_MAX, "up_to_seq"),
+    "up_to_time": lambda v: _time(v, "up_to_time"),
+    "no_hdr": lambda v: _boolean(v, "no_hdr"),
+}
+
+
+def parse_request(payload: bytes) -> DirectGetRequest:
+    """Decode a request body the way Go's encoding/json fills a JSApiMsgGetRequest:
+    unknown keys are ignored, ``null`` leaves a field unset, a repeated key keeps its last
+    value. Raises MalformedRequest."""
+    try:
+        document = msgspec.json.decode(payload)
+    except msgspec.DecodeError as exc:
+        raise MalformedRequest(str(exc)) from exc
+    request = DirectGetRequest()
+    if document is None:
+        return request
+    if type(document) is not dict:
+        raise MalformedRequest("not a JSON object")
+    for key, value in document.items():
+        name = key if key in _FIELDS else key.lower()
+        convert = _FIELDS.get(name)
+        if convert is None or value is None:
+            continue
+        setattr(request, name, convert(value))
+    return request
+
+
+def _is_empty(request: DirectGetRequest) -> bool:
+    return (request.seq == 0 and not request.last_by_subj and not request.next_by_subj
+            and not request.multi_last and request.start_time is None)
+
+
+def _has_conflict(request: DirectGetRequest) -> bool:
+    last, nxt, multi = bool(request.last_by_subj), bool(request.next_by_subj), bool(request.multi_last)
+    return ((request.seq > 0 and last) or (request.seq > 0 and request.start_time is not None)
+            or (request.start_time is not None and last) or (last and nxt)
+            or (last and request.batch > 0) or (last and multi) or (nxt and multi)
+            or (request.up_to_seq > 0 and request.up_to_time is not None))
+
+
+def _only_output_options(request: DirectGetRequest) -> bool:
+    """Whether a last-by-subject request body sets nothing but no_hdr and max_bytes."""
+    return request == DirectGetRequest(max_bytes=request.max_bytes, no_hdr=request.no_hdr)
+
+
+def api_level_too_high(hdr: bytes | None) -> bool:
+    """nats-server refuses a request whose Nats-Required-Api-Level is not an integer or is
+    above the level it implements."""
+    value = header_block.get(hdr, REQUIRED_API_LEVEL_HEADER)
+    if value is None:
+        return False
+    try:
+        level = int(value.decode("ascii"), 10)
+    except (UnicodeDecodeError, ValueError):
+        return True
+    return level > API_LEVEL
+
+
+def _message_header(stored, stream_name: str, extra: tuple[tuple[str, int], ...] = ()) -> bytes:
+    """The stored header block (or a fresh one) with the Nats-* fields appended."""
+    lines = [b"Nats-Stream: ", stream_name.encode(), CRLF,
+             b"Nats-Subject: ", stored.subject.encode(), CRLF,
+             b"Nats-Sequence: ", str(stored.seq).encode(), CRLF,
+             b"Nats-Time-Stamp: ", rfc3339_nano(stored.ts).encode(), CRLF]
+    for key, value in extra:
+        lines += (key.encode(), b": ", str(value).encode(), CRLF)
+    lines.append(CRLF)
+    hdr = stored.hdr
+    # genHeader: everything but the block's final CRLF, then the new line(s), then CRLF.
+    start = bytes(hdr[:-2]) if hdr and len(hdr) > 2 else b"NATS/1.0\r\n"
+    return start + b"".join(lines)
+
+
+def _end_of_batch(pending: int, last_seq: int, up_to_seq: int | None = None) -> bytes:
+    text = f"NATS/1.0 204 EOB\r\nNats-Num-Pending: {pending}\r\nNats-Last-Sequence: {last_seq}\r\n"
+    if up_to_seq is not None:
+        text += f"Nats-UpTo-Sequence: {up_to_seq}\r\n"
+    return (text + "\r\n").encode()
+
+
+def _stored_size(stored) -> int:
+    """What nats-server counts against max_bytes: subject, stored headers and payload."""
+    return len(stored.subject) + (len(stored.hdr) if stored.hdr else 0) + len(stored.msg)
+
+
+def _num_pending(store, seq: int, filter: str) -> tuple[int, int]:
+    try:
+        return store.num_pending(seq, filter, False)
+    except (StoreError, ValueError):
+        return 0, 0
+
+
+def _get_multi(store, stream_name: str, request: DirectGetRequest) -> list[tuple[bytes, bytes]]:
+    max_bytes = request.max_bytes or DEFAULT_MAX_BYTES
+    up_to_seq = request.up_to_seq
+    if request.up_to_time is not None:
+        up_to_seq = store.get_seq_from_time(max(0, min(request.up_to_time, _INT64_MAX)))
+        # A time at or before the first message would select nothing before it.
+        if up_to_seq <= store.fast_state().first_seq:
+            return [(NO_RESULTS, b"")]
+        up_to_seq -= 1
+    if up_to_seq == 0:
+        up_to_seq = store.fast_state().last_seq
+    try:
+        seqs = sorted(set(store.multi_last_seqs(request.multi_last, up_to_seq, MAX_MULTI_RESULTS)))
+    except TooManyResults:
+        return [(TOO_MANY_RESULTS, b"")]
+    except (StoreError, ValueError) as exc:
+        return [(f"NATS/1.0 500 {exc}\r\n\r\n".encode(), b"")]
+    if not seqs:
+        return [(NO_RESULTS, b"")]
+    replies: list[tuple[bytes, bytes]] = []
+    pending, last_seq, sent_bytes, sent = len(seqs), 0, 0, 0
+    for seq in seqs:
+        if seq < request.seq:
+            pending = max(pending - 1, 0)
+            continue
+        try:
+            stored = store.load_msg(seq)
+        except (StoreError, ValueError):
+            replies.append((NOT_FOUND, b""))
+            return replies
+        pending = max(pending - 1, 0)
+        replies.append((_message_header(stored, stream_name, (("Nats-Num-Pending", pending),
+                                                              ("Nats-Last-Sequence", last_seq))),
+                        bytes(stored.msg)))
+        last_seq = stored.seq
+        sent_bytes += _stored_size(stored)
+        if sent_bytes >= max_bytes:
+            break
+        sent += 1
+        if 0 < request.batch <= sent:
+            break
+    replies.append((_end_of_batch(pending, last_seq, up_to_seq), b""))
+    return replies
+
+
+def _get(store, stream_name: str, request: DirectGetRequest) -> list[tuple[bytes, bytes]]:
+    if request.multi_last:
+        return _get_multi(store, stream_name, request)
+    if request.start_time is not None:
+        seq = store.get_seq_from_time(max(0, min(request.start_time, _INT64_MAX)))
+    else:
+        seq = request.seq
+    is_batch = request.batch != 0
+    batch = request.batch if is_batch else 1
+    pending = valid_through = 0
+    if is_batch:
+        pending, valid_through = _num_pending(store, seq, request.next_by_subj)
+    max_bytes = request.max_bytes or DEFAULT_MAX_BYTES
+    replies: list[tuple[bytes, bytes]] = []
+    last_seq = sent_bytes = 0
+    for index in range(batch):
+        try:
+            if seq > 0 and not request.next_by_subj:
+                # A single get wants seq itself; a batch steps over deleted sequences.
+                stored = store.load_next_msg(">", seq)[0] if is_batch else store.load_msg(seq)
+                seq = stored.seq + 1
+            elif request.next_by_subj:
+                stored, found = store.load_next_msg(request.next_by_subj, seq)
+                seq = found + 1
+            else:
+                stored = store.load_last_msg(request.last_by_subj)
+        except (StoreError, ValueError):
+            if batch > 1 and index > 0:
+                break
+            return [(NOT_FOUND, b"")]
+        if request.no_hdr:
+            hdr = NO_HEADERS
+        elif is_batch:
+            pending = max(pending - 1, 0)
+            hdr = _message_header(stored, stream_name, (("Nats-Num-Pending", pending),
+                                                        ("Nats-Last-Sequence", last_seq)))
+        else:
+            hdr = _message_header(stored, stream_name)
+        replies.append((hdr, bytes(stored.msg)))
+        last_seq = stored.seq
+        sent_bytes += _stored_size(stored)
+        if sent_bytes >= max_bytes:
+            break
+    if is_batch:
+        # Messages stored meanwhile change what is left.
+        if store.fast_state().last_seq > valid_through:
+            pending, _ = _num_pending(store, seq, request.next_by_subj)
+        replies.append((_end_of_batch(pending, last_seq), b""))
+    return replies
+
+
+def direct_get(store, stream_name: str, subject_suffix: str | None, hdr: bytes | None,
+               payload: bytes, *, now: int) -> list[tuple[bytes, bytes]]:
+    """The messages nats-server sends to the reply subject of a DIRECT.GET request.
+
+    ``subject_suffix`` is None for ``$JS.API.DIRECT.GET.<stream>`` and the subject tokens
+    after the stream name for ``$JS.API.DIRECT.GET.<stream>.<subject>``; ``hdr`` and
+    ``payload`` are the request's header block and body. Take the stream's lock around
+    the call. ``now`` (Unix ns) is the caller's clock; every answer depends only on the
+    store and the request, as in nats-server, so it is accepted for the routing contract
+    and not consulted.
+    """
+    if api_level_too_high(hdr):
+        return [(REQUIRED_API_LEVEL, b"")]
+    if subject_suffix is None:
+        if not payload:
+            return [(EMPTY_REQUEST, b"")]
+        try:
+            request = parse_request(payload)
+        except MalformedRequest:
+            return [(MALFORMED_REQUEST, b"")]
+        if _is_empty(request):
+            return [(EMPTY_REQUEST, b"")]
+        if _has_conflict(request):
+            return [(BAD_REQUEST, b"")]
+    else:
+        request = DirectGetRequest()
+        if payload:
+            try:
+                request = parse_request(payload)
+            except MalformedRequest:
+                return [(MALFORMED_REQUEST, b"")]
+            if not _only_output_options(request):
+                return [(BAD_REQUEST, b"")]
+        if not subject_suffix:
+            return [(BAD_REQUEST, b"")]
+        request.last_by_subj = subject_suffix
+    return _get(store, stream_name, request)
