@@ -4,15 +4,17 @@ They follow `stream.processJetStreamMsg` (single server) and raise the same API 
 the same texts. The stream calls them in nats-server's order:
 
 1. sealed                       -> JSStreamSealedErr (the stream's own flag)
-2. `check_headers(...)`         -> the header checks, in order: Expected-Stream, TTL
-   allowed, Expected-Last-Subject-Sequence(-Subject), Expected-Last-Sequence, Msg-Id dedupe
-   (not an error: the result carries the original sequence), Expected-Last-Msg-Id, Rollup
+2. `check_headers(...)`         -> the header checks, in order: Nats-Incr (`check_incr`),
+   Expected-Stream, TTL allowed, Expected-Last-Subject-Sequence(-Subject),
+   Expected-Last-Sequence, Msg-Id dedupe (not an error: the result carries the original
+   sequence), Expected-Last-Msg-Id, Rollup, and on a counter stream the missing increment
 3. `check_sizes(...)`           -> message size, then header size
 4. `msg_ttl(...)`               -> the TTL to store with, or JSMessageTTLInvalidErr
 5. store, then `DedupeWindow.record(...)` and the rollup purge
 
-Each step also exists on its own (`check_expected`, `rollup_mode`, ...). Message counters,
-schedules and atomic batches are not covered here.
+Each step also exists on its own (`check_expected`, `rollup_mode`, ...). The counter
+arithmetic itself is in `jsstore.counters`, atomic batch staging in `jsstore.batches`;
+schedules are not covered here.
 
 Numbers in headers are read as nats-server reads them: ASCII digits only, anything else
 (a sign, spaces, letters) gives -1, which as an unsigned sequence is 2**64-1 and so never
@@ -27,6 +29,10 @@ from typing import Callable, Iterable
 
 from jsstore import headers
 from jsstore.api.errors import (
+    JSMessageIncrDisabledErr,
+    JSMessageIncrInvalidErr,
+    JSMessageIncrMissingErr,
+    JSMessageIncrPayloadErr,
     JSMessageTTLDisabledErr,
     JSMessageTTLInvalidErr,
     JSStreamExpectedLastSeqPerSubjectInvalid,
@@ -37,6 +43,7 @@ from jsstore.api.errors import (
     JSStreamWrongLastMsgIDErrF,
     JSStreamWrongLastSequenceErrF,
 )
+from jsstore.counters import INCR, parse_incr
 from jsstore.ttl import parse_ttl
 
 MSG_ID = "Nats-Msg-Id"
@@ -146,6 +153,43 @@ def check_expected(hdr: bytes | None, *, stream_name: str, last_seq: int, last_m
     check_expected_sequences(hdr, subject=subject, last_seq=last_seq,
                              last_seq_for_subject=last_seq_for_subject)
     check_expected_last_msg_id(hdr, last_msg_id)
+
+
+# ---- Counter increments -------------------------------------------------------------------
+
+# Headers that can not go with Nats-Incr (any of them, present and non-empty -> invalid).
+_INCR_EXCLUSIVE = (ROLLUP, EXPECTED_STREAM, EXPECTED_LAST_MSG_ID,
+                   EXPECTED_LAST_SUBJECT_SEQ_SUBJECT, EXPECTED_LAST_SEQ, EXPECTED_LAST_SUBJECT_SEQ)
+
+
+def check_incr(hdr: bytes | None, *, allow_msg_counter: bool, payload_len: int,
+               sourced: bool = False) -> int | None:
+    """The first header check of the publish path: the `Nats-Incr` increment (None when
+    absent or empty). A value that is not a signed base-10 integer ->
+    JSMessageIncrInvalidErr on any stream. Unless the message came through a source: on a
+    stream without allow_msg_counter -> JSMessageIncrDisabledErr, with a payload ->
+    JSMessageIncrPayloadErr, together with Nats-Rollup or any Expected-* header ->
+    JSMessageIncrInvalidErr."""
+    value = headers.get(hdr, INCR)
+    if not value:
+        return None
+    incr = parse_incr(value)
+    if sourced:
+        return incr
+    if not allow_msg_counter:
+        raise JSMessageIncrDisabledErr()
+    if payload_len > 0:
+        raise JSMessageIncrPayloadErr()
+    if any(headers.get(hdr, name) for name in _INCR_EXCLUSIVE):
+        raise JSMessageIncrInvalidErr()
+    return incr
+
+
+def check_incr_present(incr: int | None, allow_msg_counter: bool) -> None:
+    """After the other header checks: a counter stream needs an increment ->
+    JSMessageIncrMissingErr."""
+    if incr is None and allow_msg_counter:
+        raise JSMessageIncrMissingErr()
 
 
 # ---- Rollup and TTL ----------------------------------------------------------------------
@@ -331,20 +375,27 @@ class HeaderChecks:
     msg_id: str = ""  # Nats-Msg-Id ("" when none)
     duplicate_seq: int | None = None  # the original's sequence when the id is a duplicate
     rollup: str | None = None  # None, "sub" or "all"
+    incr: int | None = None  # the Nats-Incr increment (None when the message has none)
 
 
 def check_headers(hdr: bytes | None, *, subject: str, stream_name: str, last_seq: int,
                   last_msg_id: str, last_seq_for_subject: LastSeqForSubject,
                   dedupe: DedupeWindow | None, now: int, allow_msg_ttl: bool,
                   allow_rollup_hdrs: bool, deny_purge: bool = False,
-                  mirror: bool = False) -> HeaderChecks:
+                  mirror: bool = False, allow_msg_counter: bool = False,
+                  payload_len: int = 0, sourced: bool = False) -> HeaderChecks:
     """The header checks of nats-server's publish path in its order. A duplicate stops the
-    checks (the Expected-Last-Msg-Id and Rollup headers of a duplicate are not looked at)
-    and is returned in `duplicate_seq`: the caller answers `duplicate: true` and stores
-    nothing. Mirrors do not dedupe."""
+    checks (the Expected-Last-Msg-Id and Rollup headers of a duplicate are not looked at,
+    nor is a missing counter increment) and is returned in `duplicate_seq`: the caller
+    answers `duplicate: true` and stores nothing. Mirrors do not dedupe. The increment
+    (`incr`) is for `counters.apply_increment`; `payload_len` is the message body's length
+    and `sourced` whether it came through a stream source."""
     result = HeaderChecks()
     if not hdr:
+        check_incr_present(None, allow_msg_counter)
         return result
+    result.incr = check_incr(hdr, allow_msg_counter=allow_msg_counter,
+                             payload_len=payload_len, sourced=sourced)
     check_expected_stream(hdr, stream_name)
     ttl_allowed(hdr, allow_msg_ttl)
     check_expected_sequences(hdr, subject=subject, last_seq=last_seq,
@@ -356,4 +407,5 @@ def check_headers(hdr: bytes | None, *, subject: str, stream_name: str, last_seq
             return result
     check_expected_last_msg_id(hdr, last_msg_id)
     result.rollup = rollup_mode(hdr, allow_rollup_hdrs, deny_purge)
+    check_incr_present(result.incr, allow_msg_counter)
     return result
