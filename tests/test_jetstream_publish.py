@@ -2,30 +2,44 @@
 through js.publish, in nats-server's order; Msg-Id dedupe in and out of the window (the
 module's clock is moved, nothing sleeps) and across a reopen; rollups; per-message TTLs."""
 
+import time
+
 import pytest
 
 import jsstore
-from jsstore import jetstream
 from jsstore.api import errors as E
 
 SECOND = 1_000_000_000
 WINDOW = 2 * 60 * SECOND   # the default duplicate_window
 
 
+class ShiftedClock:
+    """Real time moved by an offset; JetStream stamps and checks with it."""
+
+    def __init__(self):
+        self.offset_ns = 0
+
+    def __call__(self) -> int:
+        return time.time_ns() + self.offset_ns
+
+
+@pytest.fixture
+def clock():
+    return ShiftedClock()
+
+
 @pytest.fixture(params=["file", "memory-only"])
-def js(request, tmp_path):
-    handle = jsstore.open(tmp_path) if request.param == "file" else jsstore.open()
+def js(request, tmp_path, clock):
+    handle = jsstore.open(tmp_path, clock=clock) if request.param == "file" else jsstore.open(clock=clock)
     yield handle
     handle.close()
 
 
 @pytest.fixture
-def shift_clock(monkeypatch):
-    """Move the publish path's clock: shift(ns) makes it run that far ahead of real time."""
-    real = jetstream.clock
-
+def shift_clock(clock):
+    """Move the clock: shift(ns) makes it run that far ahead of real time."""
     def shift(offset_ns: int) -> None:
-        monkeypatch.setattr(jetstream, "clock", lambda: real() + offset_ns)
+        clock.offset_ns = offset_ns
     return shift
 
 
@@ -152,14 +166,14 @@ def test_duplicate_is_answered_before_later_checks(js):
     assert messages(js, "S") == 2
 
 
-def test_dedupe_survives_reopen(tmp_path, shift_clock):
-    with jsstore.open(tmp_path) as js:
+def test_dedupe_survives_reopen(tmp_path, clock, shift_clock):
+    with jsstore.open(tmp_path, clock=clock) as js:
         js.add_stream(name="S", subjects=["s.*"], duplicate_window=60 * SECOND)
         js.publish("s.a", b"1", headers={"Nats-Msg-Id": "a"})
         js.publish("s.b", b"2", headers={"Nats-Msg-Id": "b"})
         js.publish("s.c", b"3", headers={"K": "no id"})
         js.publish("s.d", b"4", headers={"Nats-Msg-Id": "d"})
-    with jsstore.open(tmp_path) as js:
+    with jsstore.open(tmp_path, clock=clock) as js:
         assert js.publish("s.x", b"x", headers={"Nats-Msg-Id": "b"}) == \
             jsstore.PubAck(stream="S", seq=2, duplicate=True)
         assert js.publish("s.x", b"x", headers={"Nats-Msg-Id": "d"}).seq == 4
@@ -170,19 +184,19 @@ def test_dedupe_survives_reopen(tmp_path, shift_clock):
         assert messages(js, "S") == 5
     # reopened after the window: the ids are forgotten
     shift_clock(61 * SECOND)
-    with jsstore.open(tmp_path) as js:
+    with jsstore.open(tmp_path, clock=clock) as js:
         ack = js.publish("s.a", b"6", headers={"Nats-Msg-Id": "a"})
         assert (ack.seq, ack.duplicate) == (6, False)
         shift_clock(0)  # back to the clock the store stamped seq 6 with
         assert js.publish("s.a", b"x", headers={"Nats-Msg-Id": "a"}).seq == 6
 
 
-def test_reopen_with_a_last_message_outside_the_window_has_no_last_msg_id(tmp_path, shift_clock):
-    with jsstore.open(tmp_path) as js:
+def test_reopen_with_a_last_message_outside_the_window_has_no_last_msg_id(tmp_path, clock, shift_clock):
+    with jsstore.open(tmp_path, clock=clock) as js:
         js.add_stream(name="S", subjects=["s"], duplicate_window=60 * SECOND)
         js.publish("s", b"1", headers={"Nats-Msg-Id": "a"})
     shift_clock(120 * SECOND)
-    with jsstore.open(tmp_path) as js:
+    with jsstore.open(tmp_path, clock=clock) as js:
         with pytest.raises(E.JSStreamWrongLastMsgIDErrF) as exc:
             js.publish("s", b"x", headers={"Nats-Expected-Last-Msg-Id": "a"})
         assert exc.value.description == "wrong last msg ID: "

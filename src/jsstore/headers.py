@@ -239,6 +239,17 @@ def set_header(hdr: bytes | None, key: str, value: str) -> bytes:
     return body + key_bytes + b": " + value_bytes + CRLF + CRLF
 
 
+def append_header(hdr: bytes | None, key: str, value: str) -> bytes:
+    """`hdr` with `Key: value` added at the end, whatever it already holds (nats-server's
+    genHeader); a new block when `hdr` is empty."""
+    key_bytes = _check_key(key)
+    value_bytes = _check_value(key, value)
+    if not hdr:
+        return PREFIX + CRLF + key_bytes + b": " + value_bytes + CRLF + CRLF
+    body = hdr[:-2] if hdr.endswith(CRLF + CRLF) else (hdr if hdr.endswith(CRLF) else hdr + CRLF)
+    return body + key_bytes + b": " + value_bytes + CRLF + CRLF
+
+
 def remove_header(hdr: bytes | None, key: str) -> bytes | None:
     """`hdr` without the first `key` line; None when nothing but `NATS/1.0\\r\\n\\r\\n` is
     left (nats-server then stores the message without headers). `hdr` itself when it has

@@ -21,14 +21,17 @@ client gets "no responders" (nats-py raises its own ``NoStreamResponseError`` th
 from __future__ import annotations
 
 import builtins
+import itertools
 import os
 import threading
 import time
-from typing import Mapping
+from typing import Callable, Mapping
 
 import msgspec
 
 from jsstore import config as store_config
+from jsstore.bus import Bus, Msg
+from jsstore.stream import PubAck, Stream, pub_error_json
 from jsstore import headers as header_block
 from jsstore import pubchecks, streamconfig
 from jsstore._core.hashing import meta_hash_key, meta_sum
@@ -52,14 +55,6 @@ _GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
 
 class NoStreamResponseError(Exception):
     """No stream captures the subject published to (over NATS: no responders)."""
-
-
-class PubAck(msgspec.Struct, omit_defaults=True):
-    """The answer to a stored publish: the stream and the message's sequence."""
-    stream: str
-    seq: int
-    duplicate: bool = False        # a Nats-Msg-Id seen inside the window: seq is the original
-    domain: str | None = None      # the JetStream domain, when one is configured
 
 
 class StoredMsg(msgspec.Struct):
@@ -100,54 +95,6 @@ class AccountInfo(msgspec.Struct):
     streams: int
     consumers: int
     limits: AccountLimits
-
-
-clock = time.time_ns            # the publish path's clock (Unix ns); tests replace it
-
-
-def _dedupe_window(config: StreamConfig) -> pubchecks.DedupeWindow | None:
-    """A Msg-Id window for the stream, or None when it has no duplicate_window (mirrors)."""
-    if config.duplicate_window <= 0:
-        return None
-    return pubchecks.DedupeWindow(config.duplicate_window)
-
-
-class _Stream:
-    """One open stream: its configuration, store, creation time and publish state."""
-    __slots__ = ("config", "store", "created", "dedupe", "dedupe_loaded", "last_msg_id")
-
-    def __init__(self, config: StreamConfig, store, created: str, *, recovered: bool = False):
-        self.config = config        # normalized, as nats-server keeps it
-        self.store = store          # FileStore or MemStore
-        self.created = created      # RFC 3339 text
-        self.dedupe = _dedupe_window(config)  # Nats-Msg-Id -> (seq, ts) of the last window
-        # False until the window and last_msg_id are rebuilt from the stored messages (a
-        # recovered stream does that on its first publish, as nats-server's rebuildDedupe)
-        self.dedupe_loaded = not recovered
-        self.last_msg_id = ""       # the Nats-Msg-Id of the last stored message ("" none)
-
-    def load_dedupe(self, now: int) -> None:
-        """Refill the window from the messages stored since now - duplicate_window, and
-        last_msg_id from the stream's last message when that one is among them."""
-        self.dedupe_loaded = True
-        store = self.store
-        window_ns = self.dedupe.window_ns if self.dedupe is not None else 0
-        last_seq = store.last_seq
-        seq = store.get_seq_from_time(pubchecks.window_start(now, window_ns))
-        found: list[tuple[str | None, int, int]] = []
-        while 0 < seq <= last_seq:
-            try:
-                msg, seq = store.load_next_msg(">", seq)
-            except StoreError:
-                break
-            if seq > last_seq:
-                break
-            found.append((header_block.get_str(msg.hdr, pubchecks.MSG_ID), seq, msg.ts))
-            seq += 1
-        if self.dedupe is not None:
-            self.dedupe.rebuild(found, now)
-        if found and found[-1][1] == last_seq:
-            self.last_msg_id = found[-1][0] or ""
 
 
 class _Created(msgspec.Struct):
@@ -193,16 +140,21 @@ class JetStream:
     """An account's streams over one store directory (or in memory)."""
 
     def __init__(self, directory: str | os.PathLike | None = None,
-                 options: StoreOptions | None = None):
+                 options: StoreOptions | None = None, *,
+                 clock: Callable[[], int] | None = None):
         self.directory = None if directory is None else os.fspath(directory)
         self.options = options
+        # Unix ns; another clock than the wall clock stamps the stored messages too
+        self.clock = clock if clock is not None else time.time_ns
+        self.bus = Bus()            # what this JetStream sends out (answers, advisories, ...)
         self.domain: str | None = None
         self.closed = False
         self.unrecovered: dict[str, str] = {}  # stream dirs skipped on open, and why
-        self._streams: dict[str, _Stream] = {}
-        self._routes: dict[str, _Stream] = {}  # publish subject -> the stream capturing it
+        self._streams: dict[str, Stream] = {}
+        self._routes: dict[str, Stream] = {}  # publish subject -> the stream capturing it
         self._lock = threading.RLock()
         self._api = None  # the wire API router, made on the first request()
+        self._inboxes = itertools.count(1)   # request() reply subjects
         if self.directory is not None:
             self._recover()
 
@@ -239,13 +191,21 @@ class JetStream:
                 self.unrecovered[name] = f"meta.inf names stream {config.name!r}"
                 continue
             store = FileStore(directory, streamconfig.to_store_config(config), self.options)
-            self._streams[name] = _Stream(config, store, created, recovered=True)
+            self._streams[name] = self._new_stream(config, store, created, recovered=True)
+
+    def _new_stream(self, config: StreamConfig, store, created: str, *,
+                    recovered: bool = False) -> Stream:
+        return Stream(config, store, created, recovered=recovered, clock=self.clock,
+                      wall_clock=self.clock is time.time_ns, emit=self._emit)
+
+    def _emit(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
+        self.bus.publish(Msg(subject, payload, hdr))
 
     def _check_open(self) -> None:
         if self.closed:
             raise StoreClosed()
 
-    def _lookup(self, name: str) -> _Stream:
+    def _lookup(self, name: str) -> Stream:
         self._check_open()
         stream = self._streams.get(name)
         if stream is None:
@@ -263,7 +223,7 @@ class JetStream:
             config = msgspec.convert(store_config.stream_config_json(config), StreamConfig)
         return msgspec.structs.replace(config, **params) if params else config
 
-    def _info(self, stream: _Stream, state: StreamState | None = None) -> StreamInfo:
+    def _info(self, stream: Stream, state: StreamState | None = None) -> StreamInfo:
         return StreamInfo(config=stream.config, created=stream.created,
                           state=state if state is not None else stream.store.state())
 
@@ -288,7 +248,7 @@ class JetStream:
                                   self.options, meta=meta_info_json(normalized, created))
             else:
                 store = MemStore(store_cfg)
-            stream = _Stream(normalized, store, created)
+            stream = self._new_stream(normalized, store, created)
             self._streams[cfg.name] = stream
             self._routes.clear()
             return self._info(stream)
@@ -303,13 +263,7 @@ class JetStream:
             if isinstance(stream.store, FileStore):
                 stream.store.meta = meta_info_json(updated, stream.created)
             stream.store.update_config(streamconfig.to_store_config(updated))
-            if updated.duplicate_window <= 0:
-                stream.dedupe = None
-            elif stream.dedupe is None:
-                stream.dedupe = _dedupe_window(updated)
-            else:
-                stream.dedupe.set_window(updated.duplicate_window)
-            stream.config = updated
+            stream.set_config(updated)
             self._routes.clear()
             return self._info(stream)
 
@@ -360,7 +314,15 @@ class JetStream:
                                consumers=consumers, limits=AccountLimits())
 
     # -- messages -----------------------------------------------------------------------
-    def _route(self, subject: str) -> _Stream:
+    def _capturing(self, subject: str) -> Stream | None:
+        """The stream a publish on `subject` goes to, or None (also for a subject that
+        can not be published to)."""
+        try:
+            return self._route(subject)
+        except (NoStreamResponseError, ValueError):
+            return None
+
+    def _route(self, subject: str) -> Stream:
         stream = self._routes.get(subject)
         if stream is not None:
             return stream
@@ -380,66 +342,7 @@ class JetStream:
         """Store a message in the stream whose subjects capture `subject`."""
         hdr = encode_headers(headers)
         with self._lock:
-            stream = self._route(subject)
-            return self._store(stream, subject, hdr, payload)
-
-    def _store(self, stream: _Stream, subject: str, hdr: bytes | None, payload: bytes) -> PubAck:
-        """nats-server's publish path for one message, its checks in its order: sealed; the
-        header checks (Expected-Stream, TTL allowed, Expected-Last-(Subject-)Sequence, Msg-Id
-        dedupe, Expected-Last-Msg-Id, Rollup); sizes; the TTL; store; then the Msg-Id is
-        recorded and a rollup purges what it replaces."""
-        cfg = stream.config
-        store = stream.store
-        if cfg.sealed:
-            raise api_errors.JSStreamSealedErr()
-        checks = None
-        if hdr:
-            now = clock()
-            if not stream.dedupe_loaded:
-                stream.load_dedupe(now)
-            checks = pubchecks.check_headers(
-                hdr, subject=subject, stream_name=cfg.name, last_seq=store.last_seq,
-                last_msg_id=stream.last_msg_id, last_seq_for_subject=self._last_seq_for(store),
-                dedupe=stream.dedupe, now=now, allow_msg_ttl=bool(cfg.allow_msg_ttl),
-                allow_rollup_hdrs=bool(cfg.allow_rollup_hdrs), deny_purge=bool(cfg.deny_purge),
-                mirror=cfg.mirror is not None)
-            if checks.duplicate_seq is not None:
-                return PubAck(stream=cfg.name, seq=checks.duplicate_seq, duplicate=True,
-                              domain=self.domain)
-        pubchecks.check_sizes(len(hdr) if hdr else 0, len(payload), cfg.max_msg_size)
-        ttl = 0
-        if hdr:
-            ttl = pubchecks.msg_ttl(hdr, bool(cfg.allow_msg_ttl),
-                                    cfg.subject_delete_marker_ttl // NANOS_PER_SECOND,
-                                    cfg.max_msgs_per_subject)
-        try:
-            seq, ts = store.store_msg(subject, hdr, payload, ttl)
-        except StoreError as exc:
-            raise api_errors.JSStreamStoreFailedF(err=str(exc)) from exc
-        msg_id = checks.msg_id if checks is not None else ""
-        if stream.dedupe_loaded:
-            stream.last_msg_id = msg_id
-        if msg_id and stream.dedupe is not None:
-            stream.dedupe.record(msg_id, seq, ts)
-        if checks is not None and checks.rollup is not None:
-            # nats-server purges with keep 1: the subject's older messages ("sub") or every
-            # message before this one ("all")
-            try:
-                store.purge_ex(subject if checks.rollup == pubchecks.ROLLUP_SUBJECT else "", 0, 1)
-            except StoreError as exc:
-                raise api_errors.JSStreamRollupFailedF(err=str(exc)) from exc
-        return PubAck(stream=cfg.name, seq=seq, domain=self.domain)
-
-    @staticmethod
-    def _last_seq_for(store):
-        """The last sequence stored on a subject (0 when it has none), for the
-        Expected-Last-Subject-Sequence header."""
-        def last_seq_for_subject(subject: str) -> int:
-            try:
-                return store.load_last_msg(subject).seq
-            except (StoreError, ValueError):
-                return 0
-        return last_seq_for_subject
+            return self._route(subject).publish(subject, hdr, payload)
 
     def get_msg(self, name: str, seq: int = 0, *, last_by_subject: str | None = None,
                 next_by_subject: str | None = None) -> StoredMsg:
@@ -498,16 +401,48 @@ class JetStream:
             except StoreError as exc:
                 raise api_errors.JSStreamGeneralErrorF(err=str(exc)) from exc
 
-    # -- wire API -----------------------------------------------------------------------
-    def request(self, subject: str, payload: bytes = b"") -> bytes | None:
-        """Answer a ``$JS.API.*`` request with the JSON bytes nats-server would send; None
-        for a subject no handler serves (nats-server leaves those unanswered)."""
+    # -- messages in, answers out ---------------------------------------------------------
+    def _router(self):
         if self._api is None:
-            from jsstore.api.streams import StreamApi   # the API module builds on this one
+            from jsstore.api.router import Router   # the API modules build on this one
             with self._lock:
                 if self._api is None:
-                    self._api = StreamApi(self)
-        return self._api.request(subject, payload)
+                    self._api = Router(self)
+        return self._api
+
+    def handle(self, msg: Msg) -> bool:
+        """Take a message sent into JetStream — an API request, a publish to a subject a
+        stream captures, a snapshot chunk — and send the answers to ``msg.reply`` on the bus.
+        False when nothing serves the subject (over NATS: no responders)."""
+        reply = msg.reply
+        bus = self.bus
+
+        def send(hdr: bytes | None, data: bytes) -> None:
+            if reply:
+                bus.publish(Msg(reply, data, hdr))
+        return self._router().dispatch(msg.subject, bytes(msg.data or b""), msg.hdr, send, reply)
+
+    def request_msgs(self, subject: str, payload: bytes = b"",
+                     headers: Mapping[str, str | list[str]] | bytes | None = None) -> list[Msg]:
+        """Every answer to a message sent into JetStream (see ``handle``), in order; empty
+        when nothing serves the subject."""
+        inbox = f"_INBOX.{next(self._inboxes)}"
+        answers: list[Msg] = []
+
+        def send(hdr: bytes | None, data: bytes) -> None:
+            answers.append(Msg(inbox, data, hdr))
+        self._check_open()
+        self._router().dispatch(subject, bytes(payload or b""), encode_headers(headers), send,
+                                inbox)
+        return answers
+
+    def request(self, subject: str, payload: bytes = b"",
+                headers: Mapping[str, str | list[str]] | bytes | None = None) -> bytes | None:
+        """The first answer's payload: for ``$JS.API.*`` the JSON nats-server would send, for
+        a stream subject the PubAck JSON. None when nothing answers (nats-server leaves an
+        unknown API subject unanswered; no stream captures the subject)."""
+        answers = self.request_msgs(subject, payload, headers)
+        return answers[0].data if answers else None
 
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
@@ -528,6 +463,8 @@ class JetStream:
 
 
 def open(directory: str | os.PathLike | None = None,
-         options: StoreOptions | None = None) -> JetStream:
-    """The streams of a store directory (created when missing); None keeps them in memory."""
-    return JetStream(directory, options)
+         options: StoreOptions | None = None, *,
+         clock: Callable[[], int] | None = None) -> JetStream:
+    """The streams of a store directory (created when missing); None keeps them in memory.
+    `clock` (Unix ns) replaces the wall clock for everything timed: stamps, windows, expiry."""
+    return JetStream(directory, options, clock=clock)

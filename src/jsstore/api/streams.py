@@ -124,7 +124,8 @@ class StreamApi:
             "STREAM.LIST": (schemas.STREAM_LIST_TYPE, self.stream_list),
         }
 
-    def _resolve(self, subject: str) -> tuple[str, Callable, str] | None:
+    def resolve(self, subject: str) -> tuple[str, Callable, str] | None:
+        """(response type, handler, stream name) for a subject these handlers serve."""
         if not subject.startswith(schemas.API_PREFIX):
             return None
         rest = subject[len(schemas.API_PREFIX):]
@@ -142,9 +143,13 @@ class StreamApi:
 
     def request(self, subject: str, payload: bytes = b"") -> bytes | None:
         """The JSON answer to one API request; None when no handler serves the subject."""
-        resolved = self._resolve(subject)
+        resolved = self.resolve(subject)
         if resolved is None:
             return None
+        return self.answer(resolved, payload)
+
+    def answer(self, resolved: tuple[str, Callable, str], payload: bytes) -> bytes:
+        """The JSON answer of a resolved request."""
         response_type, handler, name = resolved
         payload = bytes(payload or b"")
         counted = handler != self.account_info
@@ -152,7 +157,7 @@ class StreamApi:
             response = handler(response_type, name, payload)
         except api_errors.ApiError as exc:
             self._count(counted, error=True)
-            return go_encode(self._error(response_type, exc))
+            return go_encode(self.error_response(response_type, exc))
         self._count(counted, error=False)
         return go_encode(response)
 
@@ -164,7 +169,8 @@ class StreamApi:
             self.errors += error
 
     @staticmethod
-    def _error(response_type: str, exc: api_errors.ApiError) -> msgspec.Struct:
+    def error_response(response_type: str, exc: api_errors.ApiError) -> msgspec.Struct:
+        """The error answer in the shape the response type has."""
         if response_type == schemas.STREAM_INFO_TYPE:
             return schemas.StreamInfoPagedError(type=response_type, error=exc.to_dict())
         if response_type in (schemas.STREAM_NAMES_TYPE, schemas.STREAM_LIST_TYPE):

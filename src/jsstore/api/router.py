@@ -1,0 +1,122 @@
+"""Where a message sent into JetStream goes: the ``$JS.API.*`` handlers, direct gets, the
+snapshot subjects, or a stream that captures the subject (a publish).
+
+``Router(js).dispatch(subject, payload, hdr, send)`` answers through ``send(hdr, data)``
+(zero, one or several messages to the request's reply subject) and returns whether
+anything serves the subject: False is what a NATS client sees as "no responders".
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from jsstore import headers as header_block
+from jsstore.api import errors as api_errors
+from jsstore.api import schemas
+from jsstore.api.streams import StreamApi, go_encode
+from jsstore.stream import pub_error_json
+
+Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
+
+DIRECT_GET_PREFIX = schemas.API_PREFIX + "DIRECT.GET."
+SNAPSHOT_PREFIX = "$JS.SNAPSHOT."
+REQUIRED_API_LEVEL = "Nats-Required-Api-Level"
+
+
+class Router:
+    """Routes the messages sent into one embedded JetStream."""
+
+    def __init__(self, js):
+        self.js = js
+        self.streams = StreamApi(js)
+        self._snapshots = None      # the snapshot/restore sessions, made on first use
+
+    def snapshots(self):
+        if self._snapshots is None:
+            from jsstore.api.snapshot import SnapshotApi
+            self._snapshots = SnapshotApi(self.js)
+        return self._snapshots
+
+    def dispatch(self, subject: str, payload: bytes, hdr: bytes | None, send: Send,
+                 reply: str | None = None) -> bool:
+        if subject.startswith(schemas.API_PREFIX):
+            return self._api(subject, payload, hdr, send, reply)
+        if subject.startswith(SNAPSHOT_PREFIX):
+            from jsstore.bus import Msg
+            return self.snapshots().handle(Msg(subject, payload, hdr, reply))
+        return self._publish(subject, payload, hdr, send)
+
+    # -- $JS.API.* ----------------------------------------------------------------------
+    def _api(self, subject: str, payload: bytes, hdr: bytes | None, send: Send,
+             reply: str | None) -> bool:
+        if subject.startswith(DIRECT_GET_PREFIX):
+            return self._direct_get(subject[len(DIRECT_GET_PREFIX):], payload, hdr, send)
+        resolved = self.streams.resolve(subject)
+        if resolved is None:
+            snapshot = self._snapshot_request(subject, payload, reply, send)
+            return snapshot
+        level = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
+        if level is not None and not _level_supported(level):
+            response_type = resolved[0]
+            send(None, go_encode(self.streams.error_response(
+                response_type, api_errors.JSRequiredApiLevelErr())))
+            return True
+        answer = self.streams.answer(resolved, payload)
+        send(None, answer)
+        return True
+
+    def _snapshot_request(self, subject: str, payload: bytes, reply: str | None,
+                          send: Send) -> bool:
+        rest = subject[len(schemas.API_PREFIX):]
+        for prefix, method in (("STREAM.SNAPSHOT.", "snapshot"), ("STREAM.RESTORE.", "restore")):
+            if rest.startswith(prefix):
+                name = rest[len(prefix):]
+                if not name or "." in name or "*" in name or ">" in name:
+                    return False
+                api = self.snapshots()
+                if method == "snapshot":
+                    answer = api.snapshot(name, payload, reply)
+                else:
+                    answer = api.restore(name, payload)
+                if answer is not None:
+                    send(None, answer)
+                return True
+        return False
+
+    def _direct_get(self, rest: str, payload: bytes, hdr: bytes | None, send: Send) -> bool:
+        name, _, subject = rest.partition(".")
+        if not name:
+            return False
+        from jsstore.api.direct import direct_get
+        js = self.js
+        with js._lock:
+            stream = js._streams.get(name)
+            # without allow_direct nats-server has no subscription: nobody answers
+            if stream is None or not stream.config.allow_direct:
+                return False
+            replies = direct_get(stream.store, name, subject or None, hdr, payload,
+                                 now=js.clock())
+        for reply_hdr, reply_data in replies:
+            send(reply_hdr, reply_data)
+        return True
+
+    # -- publishes ----------------------------------------------------------------------
+    def _publish(self, subject: str, payload: bytes, hdr: bytes | None, send: Send) -> bool:
+        js = self.js
+        with js._lock:
+            stream = js._capturing(subject)
+            if stream is None:
+                return False
+            try:
+                answer = stream.publish(subject, hdr, payload).to_json()
+            except api_errors.ApiError as exc:
+                answer = pub_error_json(stream.name, exc)
+        send(None, answer)
+        return True
+
+
+def _level_supported(value: bytes) -> bool:
+    text = value.decode("ascii", "replace").strip()
+    if not text.isdigit():
+        return False
+    return int(text) <= schemas.API_LEVEL

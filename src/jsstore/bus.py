@@ -1,0 +1,129 @@
+"""In-process messages: what JetStream sends out, and who receives it.
+
+Everything an embedded JetStream emits — answers to requests, advisories, republished
+messages, snapshot chunks, consumer deliveries — is a ``Msg`` published on its ``Bus``.
+Embedded users subscribe to what they want to see; a server subscribes once to ``>`` and
+forwards to its clients.
+
+    sub = js.bus.subscribe("$JS.EVENT.ADVISORY.>", print)
+    ...
+    sub.unsubscribe()
+
+Callbacks run synchronously, in the thread that publishes, in subscription order.  A
+callback may publish or call back into JetStream; a message published from inside a
+callback is delivered after the current one has reached every subscriber (no unbounded
+recursion, and every subscriber sees messages in publish order).  An exception raised by a
+callback is logged and does not reach the publisher (a subscriber can not fail a store).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections import deque
+from typing import Callable
+
+import msgspec
+
+from jsstore._core.subjects import _subject_matches, is_literal, is_valid_subject
+
+log = logging.getLogger("jsstore.bus")
+
+
+class Msg(msgspec.Struct):
+    """One NATS message."""
+    subject: str
+    data: bytes = b""
+    hdr: bytes | None = None        # a raw NATS header block ("NATS/1.0\r\n...\r\n\r\n")
+    reply: str | None = None
+
+
+class Subscription:
+    """A callback registered for the subjects a filter matches."""
+    __slots__ = ("bus", "filter", "callback", "sid", "active")
+
+    def __init__(self, bus: Bus, filter: str, callback: Callable[[Msg], None], sid: int):
+        self.bus = bus
+        self.filter = filter
+        self.callback = callback
+        self.sid = sid
+        self.active = True
+
+    def unsubscribe(self) -> None:
+        self.bus._remove(self)
+
+
+class Bus:
+    """Subject-addressed delivery to in-process subscribers."""
+
+    def __init__(self):
+        self._literal: dict[str, list[Subscription]] = {}   # exact subject -> subscriptions
+        self._wildcard: list[Subscription] = []             # filters with * or >
+        self._sids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._local = threading.local()                     # per-thread delivery queue
+
+    def subscribe(self, filter: str, callback: Callable[[Msg], None]) -> Subscription:
+        """Deliver every message whose subject `filter` matches to `callback(msg)`."""
+        if not is_valid_subject(filter, True):
+            raise ValueError(f"invalid subject filter {filter!r}")
+        with self._lock:
+            sub = Subscription(self, filter, callback, next(self._sids))
+            if is_literal(filter):
+                self._literal.setdefault(filter, []).append(sub)
+            else:
+                self._wildcard.append(sub)
+        return sub
+
+    def _remove(self, sub: Subscription) -> None:
+        with self._lock:
+            if not sub.active:
+                return
+            sub.active = False
+            if is_literal(sub.filter):
+                subs = self._literal.get(sub.filter, [])
+                subs.remove(sub)
+                if not subs:
+                    self._literal.pop(sub.filter, None)
+            else:
+                self._wildcard.remove(sub)
+
+    def _matching(self, subject: str) -> list[Subscription]:
+        with self._lock:
+            found = list(self._literal.get(subject, ()))
+            found.extend(s for s in self._wildcard if _subject_matches(subject, s.filter))
+        if len(found) > 1:
+            found.sort(key=lambda s: s.sid)
+        return found
+
+    def has_interest(self, subject: str) -> bool:
+        """Whether any subscription would receive a message on `subject`."""
+        with self._lock:
+            if subject in self._literal:
+                return True
+            return any(_subject_matches(subject, s.filter) for s in self._wildcard)
+
+    def publish(self, msg: Msg) -> int:
+        """Deliver `msg` to every matching subscription; returns how many matched."""
+        subs = self._matching(msg.subject)
+        if not subs:
+            return 0
+        queue = getattr(self._local, "queue", None)
+        if queue is not None:               # inside a callback: deliver after the current one
+            queue.append((subs, msg))
+            return len(subs)
+        queue = self._local.queue = deque([(subs, msg)])
+        try:
+            while queue:
+                targets, current = queue.popleft()
+                for sub in targets:
+                    if sub.active:
+                        try:
+                            sub.callback(current)
+                        except Exception:
+                            log.exception("subscriber of %r failed on %r", sub.filter,
+                                          current.subject)
+        finally:
+            self._local.queue = None
+        return len(subs)
