@@ -109,3 +109,20 @@ def test_a_required_api_level_above_ours_is_refused(js):
                                "description": "JetStream minimum api level required"}
     ok = json.loads(js.request("$JS.API.STREAM.INFO.S", b"", {"Nats-Required-Api-Level": "1"}))
     assert "error" not in ok
+
+
+def test_direct_get_is_answered_only_with_allow_direct():
+    with jsstore.open() as js:
+        js.add_stream(name="D", subjects=["d.>"], allow_direct=True)
+        js.add_stream(name="N", subjects=["n.>"])
+        js.publish("d.a", b"one")
+        js.publish("n.a", b"one")
+        answers = js.request_msgs("$JS.API.DIRECT.GET.D", b'{"seq":1}')
+        assert [m.data for m in answers] == [b"one"]
+        assert b"Nats-Sequence: 1\r\n" in answers[0].hdr
+        last = js.request_msgs("$JS.API.DIRECT.GET.D.d.a", b"")
+        assert [m.data for m in last] == [b"one"]
+        assert js.request_msgs("$JS.API.DIRECT.GET.N", b'{"seq":1}') == []
+        assert js.request_msgs("$JS.API.DIRECT.GET.X", b'{"seq":1}') == []
+        no_hdr = js.request_msgs("$JS.API.DIRECT.GET.D", b'{"seq":1,"no_hdr":true}')
+        assert [(m.hdr, m.data) for m in no_hdr] == [(None, b"one")]

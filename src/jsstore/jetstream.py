@@ -155,6 +155,7 @@ class JetStream:
         self._lock = threading.RLock()
         self._api = None  # the wire API router, made on the first request()
         self._inboxes = itertools.count(1)   # request() reply subjects
+        self._sources = None  # the SourceManager, once a stream has a mirror or sources
         if self.directory is not None:
             self._recover()
 
@@ -192,11 +193,27 @@ class JetStream:
                 continue
             store = FileStore(directory, streamconfig.to_store_config(config), self.options)
             self._streams[name] = self._new_stream(config, store, created, recovered=True)
+        for stream in list(self._streams.values()):
+            self._stream_changed(stream)
 
     def _new_stream(self, config: StreamConfig, store, created: str, *,
                     recovered: bool = False) -> Stream:
         return Stream(config, store, created, recovered=recovered, clock=self.clock,
                       wall_clock=self.clock is time.time_ns, emit=self._emit)
+
+    def _stream_changed(self, stream: Stream) -> None:
+        """A stream was added, recovered or updated: (re)wire its mirror and sources, and
+        it as an origin of others. Nothing is wired until some stream has a mirror or
+        sources."""
+        if self._sources is None:
+            if stream.config.mirror is None and not stream.config.sources:
+                return
+            from jsstore.sources import SourceManager   # mirrors and sources
+            self._sources = SourceManager(self)
+            for other in self._streams.values():
+                if other is not stream:
+                    self._sources.attach(other)
+        self._sources.attach(stream)
 
     def _emit(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
         self.bus.publish(Msg(subject, payload, hdr))
@@ -251,6 +268,7 @@ class JetStream:
             stream = self._new_stream(normalized, store, created)
             self._streams[cfg.name] = stream
             self._routes.clear()
+            self._stream_changed(stream)
             return self._info(stream)
 
     def update_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
@@ -265,6 +283,7 @@ class JetStream:
             stream.store.update_config(streamconfig.to_store_config(updated))
             stream.set_config(updated)
             self._routes.clear()
+            self._stream_changed(stream)
             return self._info(stream)
 
     def delete_stream(self, name: str) -> bool:
@@ -273,6 +292,8 @@ class JetStream:
             stream = self._lookup(name)
             del self._streams[name]
             self._routes.clear()
+            if self._sources is not None:
+                self._sources.detach(name)
             stream.store.delete()
             return True
 

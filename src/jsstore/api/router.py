@@ -84,9 +84,10 @@ class Router:
         return False
 
     def _direct_get(self, rest: str, payload: bytes, hdr: bytes | None, send: Send) -> bool:
-        name, _, subject = rest.partition(".")
+        name, dot, subject = rest.partition(".")
         if not name:
             return False
+        suffix = subject if dot else None   # "S." is the subject form with an empty subject
         from jsstore.api.direct import direct_get
         js = self.js
         with js._lock:
@@ -94,10 +95,9 @@ class Router:
             # without allow_direct nats-server has no subscription: nobody answers
             if stream is None or not stream.config.allow_direct:
                 return False
-            replies = direct_get(stream.store, name, subject or None, hdr, payload,
-                                 now=js.clock())
+            replies = direct_get(stream.store, name, suffix, hdr, payload, now=js.clock())
         for reply_hdr, reply_data in replies:
-            send(reply_hdr, reply_data)
+            send(reply_hdr or None, reply_data)   # b"": the message goes without headers
         return True
 
     # -- publishes ----------------------------------------------------------------------
