@@ -284,6 +284,8 @@ INVALID_DESTINATIONS = [
     ("t.*", "x.{{partition(a,1)}}"), ("t.*", "x.*"), ("t.>", "x"), ("t.*", "x y.$1"),
     ("t.*", "x.{{random(1,2)}}"), ("t", "x.$1"), ("t.*.*", "x.{{partition(3,1,3)}}"),
 ]
+VALID_DESTINATIONS = [("t.*", "x.{{random(3)}}"), ("t", "x.{{partition(3)}}"),
+                      ("t.*.*", "x.$2.{{split(1,-)}}"), ("t.>", "x.>")]
 
 
 def _server_subjects(count: int) -> list[str]:
@@ -339,12 +341,25 @@ def test_mappings_agree_with_nats_server(tmp_path):
                 reply = await nc.request(f"$JS.API.STREAM.CREATE.T{len(answers)}",
                                          json.dumps(request).encode(), timeout=2)
                 answers.append(json.loads(reply.data))
-            return received, answers
+            await nc.request("$JS.API.STREAM.CREATE.ORIGIN", json.dumps(
+                {"name": "ORIGIN", "subjects": ["origin.>"], "storage": "memory"}).encode())
+            checks = []
+            for i, (src, dest) in enumerate(INVALID_DESTINATIONS + VALID_DESTINATIONS):
+                mirror = {"name": f"M{i}", "storage": "memory", "mirror": {
+                    "name": "ORIGIN", "subject_transforms": [{"src": src, "dest": dest}]}}
+                republish = {"name": f"R{i}", "subjects": [f"r{i}.>"], "storage": "memory",
+                             "republish": {"src": src, "dest": dest}}
+                replies = [await nc.request(f"$JS.API.STREAM.CREATE.{cfg['name']}",
+                                            json.dumps(cfg).encode(), timeout=2)
+                           for cfg in (mirror, republish)]
+                checks.append([json.loads(reply.data).get("error", {}).get("description")
+                               for reply in replies])
+            return received, answers, checks
         finally:
             await nc.close()
 
     with natsserver.nats_server(tmp_path / "store", ["-c", str(config)]) as server:
-        received, answers = asyncio.run(run(server.url))
+        received, answers, checks = asyncio.run(run(server.url))
     transforms = [SubjectTransform(src, dest) for src, dest in entries]
     for subject in published:
         mine = [out for t in transforms if (out := t.match(subject)) is not None]
@@ -352,3 +367,18 @@ def test_mappings_agree_with_nats_server(tmp_path):
     for (src, dest), answer in zip(INVALID_DESTINATIONS, answers):
         assert answer["error"]["description"] == f"stream transform: {transform_error(src, dest)}", \
             (src, dest, answer)
+    # mirror (and source) transforms go through ValidateMapping; republish only has to
+    # build as a transform, so a blank in a literal destination token passes there.
+    for (src, dest), (mirror_error, republish_error) in zip(
+            INVALID_DESTINATIONS + VALID_DESTINATIONS, checks):
+        problem = transform_error(src, dest)
+        assert mirror_error == (None if problem is None else f"mirror transform: {problem}")
+        try:
+            SubjectTransform(src, dest)
+            builds = True
+        except TransformError:
+            builds = False
+        assert (republish_error is None) == builds, (src, dest, republish_error)
+        if not builds:
+            assert republish_error == (f"stream configuration for republish with transform "
+                                       f"from '{src}' to '{dest}' not valid")

@@ -27,6 +27,8 @@ class StoreBase(BlockStore):
     fast_state = queries.fast_state
 
     consumer_count = 0
+    # the stream expires TTL'd messages itself (it may store subject delete markers instead)
+    defer_ttl_expiry = False
 
     def __init__(self, config, **engine_options):
         super().__init__(config, **engine_options)
@@ -40,11 +42,20 @@ class StoreBase(BlockStore):
             self.next_ttl_expiry = expires
 
     def _expire_ttls(self, now: int) -> int:
+        if self.defer_ttl_expiry:
+            return 0
         removed = 0
         for seq in self.ttls.pop_due(now):
             removed += self.remove_msg(seq)  # a TTL expiry writes a tombstone, as in nats-server
         self.next_ttl_expiry = self.ttls.next_expiry()
         return removed
+
+    def pop_due_ttls(self, now: int) -> list[int]:
+        """Take the sequences whose TTL has run out at `now` off the schedule (the caller
+        removes them)."""
+        due = self.ttls.pop_due(now)
+        self.next_ttl_expiry = self.ttls.next_expiry()
+        return due
 
     def _forget_ttls(self, keep) -> None:
         self.ttls.keep(keep)

@@ -30,7 +30,9 @@ from typing import Callable, Mapping
 import msgspec
 
 from jsstore import config as store_config
+from jsstore import advisories, batches, expiry
 from jsstore.bus import Bus, Msg
+from jsstore.timers import TimerThread
 from jsstore.stream import PubAck, Stream, pub_error_json
 from jsstore import headers as header_block
 from jsstore import pubchecks, streamconfig
@@ -47,6 +49,7 @@ from jsstore.streamconfig import StreamConfig
 
 ACCOUNT = "$G"                  # the global account: nats-server's directory for it
 NANOS_PER_SECOND = 1_000_000_000
+_STREAM_ADVISORY = {"create": "CREATED", "modify": "UPDATED", "delete": "DELETED"}
 ROUTE_CACHE_LIMIT = 1 << 16     # publish subjects remembered before the cache starts over
 # Go's encoding/json escapes these inside strings; meta.inf is written the same way.
 _GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
@@ -141,13 +144,17 @@ class JetStream:
 
     def __init__(self, directory: str | os.PathLike | None = None,
                  options: StoreOptions | None = None, *,
-                 clock: Callable[[], int] | None = None):
+                 clock: Callable[[], int] | None = None, timers: bool | None = None):
         self.directory = None if directory is None else os.fspath(directory)
         self.options = options
         # Unix ns; another clock than the wall clock stamps the stored messages too
         self.clock = clock if clock is not None else time.time_ns
         self.bus = Bus()            # what this JetStream sends out (answers, advisories, ...)
+        # timed work runs by itself on the wall clock unless turned off; tick() runs it
+        self._timers_wanted = clock is None if timers is None else timers
+        self._timers: TimerThread | None = None   # started with the first timed stream
         self.domain: str | None = None
+        self.server_name = ""       # named in advisories; a server sets its own
         self.closed = False
         self.unrecovered: dict[str, str] = {}  # stream dirs skipped on open, and why
         self._streams: dict[str, Stream] = {}
@@ -156,6 +163,7 @@ class JetStream:
         self._api = None  # the wire API router, made on the first request()
         self._inboxes = itertools.count(1)   # request() reply subjects
         self._sources = None  # the SourceManager, once a stream has a mirror or sources
+        self._batches = batches.BatchRegistry()   # atomic batches being staged
         if self.directory is not None:
             self._recover()
 
@@ -198,13 +206,52 @@ class JetStream:
 
     def _new_stream(self, config: StreamConfig, store, created: str, *,
                     recovered: bool = False) -> Stream:
-        return Stream(config, store, created, recovered=recovered, clock=self.clock,
-                      wall_clock=self.clock is time.time_ns, emit=self._emit)
+        stream = Stream(config, store, created, recovered=recovered, clock=self.clock,
+                        wall_clock=self.clock is time.time_ns, emit=self._emit)
+        stream.on_due = self._due
+        return stream
+
+    def _due(self, at: int) -> None:
+        """Some stream has timed work at `at` (Unix ns)."""
+        if self._timers is not None:
+            self._timers.wake(at)
+
+    def _start_timers(self, stream: Stream) -> None:
+        cfg = stream.config
+        if self._timers is None and self._timers_wanted and not self.closed and (
+                cfg.max_age > 0 or cfg.allow_msg_ttl or cfg.allow_msg_schedules
+                or cfg.allow_atomic):
+            self._timers = TimerThread(self.tick)
+            self._timers.wake(self.clock())
+
+    def tick(self, now: int | None = None) -> int | None:
+        """Do the timed work due at `now` (default: the clock) — max_age and TTL expiry
+        with subject delete markers, due schedules — and return when more is due (Unix
+        ns; None: nothing is scheduled). Runs by itself with the wall clock; with a clock
+        of your own, call it."""
+        with self._lock:
+            if self.closed:
+                return None
+            now = self.clock() if now is None else now
+            next_due = None
+            for name, batch_id in self._batches.expire(now):
+                self._batches.abandoned.append(
+                    batches.Abandoned(name, batch_id, batches.ABANDONED_TIMEOUT))
+            self._batches_abandoned()
+            batch_due = self._batches.next_expiry()
+            if batch_due is not None:
+                next_due = batch_due
+            for stream in list(self._streams.values()):
+                for due in (expiry.expire(stream, now), stream.fire_schedules(now)):
+                    if due is not None and (next_due is None or due < next_due):
+                        next_due = due
+            return next_due
 
     def _stream_changed(self, stream: Stream) -> None:
-        """A stream was added, recovered or updated: (re)wire its mirror and sources, and
-        it as an origin of others. Nothing is wired until some stream has a mirror or
-        sources."""
+        """A stream was added, recovered or updated: start the timers if it has timed
+        work; (re)wire its mirror and sources, and it as an origin of others. Nothing is
+        wired until some stream has a mirror or sources."""
+        self._start_timers(stream)
         if self._sources is None:
             if stream.config.mirror is None and not stream.config.sources:
                 return
@@ -234,6 +281,17 @@ class JetStream:
 
     @staticmethod
     def _config_from(config, params: dict) -> StreamConfig:
+        """The configuration a call gives: a StreamConfig (wire or storage) and/or keyword
+        fields; nested fields (republish, mirror, sources, ...) may be given as dicts."""
+        nested = {key: value for key, value in params.items()
+                  if isinstance(value, dict) or (isinstance(value, list) and value
+                                                 and isinstance(value[0], dict))}
+        if nested:
+            try:
+                converted = msgspec.convert(nested, StreamConfig)
+            except msgspec.ValidationError as exc:
+                raise api_errors.JSInvalidJSONErr(err=exc) from exc
+            params = {**params, **{key: getattr(converted, key) for key in nested}}
         if config is None:
             return StreamConfig(**params)
         if isinstance(config, store_config.StreamConfig):   # jsstore.StreamConfig (storage)
@@ -269,6 +327,7 @@ class JetStream:
             self._streams[cfg.name] = stream
             self._routes.clear()
             self._stream_changed(stream)
+            self._advise_stream(stream.name, "create")
             return self._info(stream)
 
     def update_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
@@ -284,6 +343,7 @@ class JetStream:
             stream.set_config(updated)
             self._routes.clear()
             self._stream_changed(stream)
+            self._advise_stream(stream.name, "modify")
             return self._info(stream)
 
     def delete_stream(self, name: str) -> bool:
@@ -294,7 +354,9 @@ class JetStream:
             self._routes.clear()
             if self._sources is not None:
                 self._sources.detach(name)
+            self._batches.discard(name)
             stream.store.delete()
+            self._advise_stream(name, "delete")
             return True
 
     def stream_info(self, name: str, *, subjects_filter: str | None = None,
@@ -363,7 +425,63 @@ class JetStream:
         """Store a message in the stream whose subjects capture `subject`."""
         hdr = encode_headers(headers)
         with self._lock:
-            return self._route(subject).publish(subject, hdr, payload)
+            return self._publish_to(self._route(subject), subject, hdr, payload)
+
+    def _publish_to(self, stream: Stream, subject: str, hdr: bytes | None,
+                    payload: bytes) -> PubAck | None:
+        """One publish into `stream`; a message of an atomic batch is staged (None) until
+        its commit, which stores the whole batch."""
+        if hdr and header_block.get(hdr, batches.BATCH_ID) is not None:
+            now = self.clock()
+            staged = self._batches.stage(stream.name, hdr, subject, payload, now,
+                                         bool(stream.config.allow_atomic))
+            self._batches_abandoned()
+            if isinstance(staged, batches.Staged):
+                self._due(now + self._batches.limits.timeout_ns)
+                return None
+            return stream.commit_batch(staged.batch_id, staged.messages, now)
+        return stream.publish(subject, hdr, payload)
+
+    def publish_batch(self, messages) -> PubAck:
+        """Store messages atomically, all or none: `messages` are (subject, payload) or
+        (subject, payload, headers) tuples, all captured by one stream with allow_atomic.
+        The PubAck has the last sequence, the batch id and the count."""
+        items = [tuple(m) + (None,) * (3 - len(m)) for m in messages]
+        if not items:
+            raise api_errors.JSAtomicPublishIncompleteBatchErr()
+        batch_id = f"embedded-{next(self._inboxes)}"
+        with self._lock:
+            stream = self._route(items[0][0])
+            staged = []
+            for index, (subject, payload, headers) in enumerate(items, 1):
+                if self._route(subject) is not stream:
+                    raise api_errors.JSAtomicPublishInvalidBatchIDErr()
+                hdr = encode_headers(headers)
+                hdr = header_block.set_header(hdr, batches.BATCH_ID, batch_id)
+                hdr = header_block.set_header(hdr, batches.BATCH_SEQ, str(index))
+                if index == len(items):
+                    hdr = header_block.set_header(hdr, batches.BATCH_COMMIT, "1")
+                staged.append((subject, hdr, payload or b""))
+            ack = None
+            for subject, hdr, payload in staged:
+                ack = self._publish_to(stream, subject, hdr, payload)
+            return ack
+
+    def _batches_abandoned(self) -> None:
+        """Announce the batches given up on."""
+        for gone in self._batches.take_abandoned():
+            if self.bus.has_interest(advisories.ADVISORY_PREFIX + ".STREAM.BATCH_ABANDONED." + gone.stream):
+                self._advise(advisories.batch_abandoned(gone.stream, gone.batch_id, gone.reason,
+                                                        account=ACCOUNT, now=self.clock()))
+
+    def _advise(self, advisory: tuple[str, bytes]) -> None:
+        subject, data = advisory
+        self.bus.publish(Msg(subject, data))
+
+    def _advise_stream(self, name: str, action: str) -> None:
+        subject = advisories.ADVISORY_PREFIX + ".STREAM." + _STREAM_ADVISORY[action] + "." + name
+        if self.bus.has_interest(subject):
+            self._advise(advisories.stream_action(name, action, now=self.clock()))
 
     def get_msg(self, name: str, seq: int = 0, *, last_by_subject: str | None = None,
                 next_by_subject: str | None = None) -> StoredMsg:
@@ -473,6 +591,10 @@ class JetStream:
                 return
             self.closed = True
             self._routes.clear()
+            timers, self._timers = self._timers, None
+        if timers is not None:
+            timers.stop()           # outside the lock: a tick in progress needs it
+        with self._lock:
             for stream in self._streams.values():
                 stream.store.stop()
 
@@ -485,7 +607,9 @@ class JetStream:
 
 def open(directory: str | os.PathLike | None = None,
          options: StoreOptions | None = None, *,
-         clock: Callable[[], int] | None = None) -> JetStream:
+         clock: Callable[[], int] | None = None, timers: bool | None = None) -> JetStream:
     """The streams of a store directory (created when missing); None keeps them in memory.
-    `clock` (Unix ns) replaces the wall clock for everything timed: stamps, windows, expiry."""
-    return JetStream(directory, options, clock=clock)
+    `clock` (Unix ns) replaces the wall clock for everything timed: stamps, windows,
+    expiry. Timed work (expiry, schedules) runs on a thread of its own with the wall clock,
+    unless `timers` is False; with a clock of your own, call ``js.tick()``."""
+    return JetStream(directory, options, clock=clock, timers=timers)

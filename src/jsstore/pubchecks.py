@@ -24,7 +24,7 @@ matches a real one.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from jsstore import headers
@@ -376,6 +376,10 @@ class HeaderChecks:
     duplicate_seq: int | None = None  # the original's sequence when the id is a duplicate
     rollup: str | None = None  # None, "sub" or "all"
     incr: int | None = None  # the Nats-Incr increment (None when the message has none)
+    # the header block to store (a schedule gains Nats-Rollup: sub); not part of equality
+    hdr: bytes | None = field(default=None, compare=False)
+    schedule: object | None = None  # the schedules.Schedule of a schedule message
+    scheduler_purge: str | None = None  # Nats-Scheduler subject to purge after the store
 
 
 def check_headers(hdr: bytes | None, *, subject: str, stream_name: str, last_seq: int,
@@ -383,14 +387,18 @@ def check_headers(hdr: bytes | None, *, subject: str, stream_name: str, last_seq
                   dedupe: DedupeWindow | None, now: int, allow_msg_ttl: bool,
                   allow_rollup_hdrs: bool, deny_purge: bool = False,
                   mirror: bool = False, allow_msg_counter: bool = False,
-                  payload_len: int = 0, sourced: bool = False) -> HeaderChecks:
+                  payload_len: int = 0, sourced: bool = False,
+                  allow_msg_schedules: bool = False,
+                  stream_subjects: Iterable[str] = (), internal: bool = False) -> HeaderChecks:
     """The header checks of nats-server's publish path in its order. A duplicate stops the
     checks (the Expected-Last-Msg-Id and Rollup headers of a duplicate are not looked at,
     nor is a missing counter increment) and is returned in `duplicate_seq`: the caller
     answers `duplicate: true` and stores nothing. Mirrors do not dedupe. The increment
     (`incr`) is for `counters.apply_increment`; `payload_len` is the message body's length
-    and `sourced` whether it came through a stream source."""
-    result = HeaderChecks()
+    and `sourced` whether it came through a stream source. The schedule headers are
+    checked after the expected sequences; a schedule's block (`hdr`) gains the rollup.
+    `internal` messages (the scheduler's own) may carry any `Nats-Schedule-Next`."""
+    result = HeaderChecks(hdr=hdr)
     if not hdr:
         check_incr_present(None, allow_msg_counter)
         return result
@@ -400,6 +408,20 @@ def check_headers(hdr: bytes | None, *, subject: str, stream_name: str, last_seq
     ttl_allowed(hdr, allow_msg_ttl)
     check_expected_sequences(hdr, subject=subject, last_seq=last_seq,
                              last_seq_for_subject=last_seq_for_subject)
+    if b"Nats-Schedule" in hdr:     # also Nats-Scheduler and Nats-Schedule-Next
+        from jsstore import schedules   # (it builds on this module)
+        if internal:
+            if _text(headers.get(hdr, schedules.SCHEDULE_NEXT)) == schedules.NEXT_PURGE:
+                result.scheduler_purge = _text(headers.get(hdr, schedules.SCHEDULER)) or None
+        else:
+            schedule = schedules.check_schedule_headers(
+                hdr, subject=subject, stream_subjects=list(stream_subjects),
+                allow_msg_schedules=allow_msg_schedules, now=now, allow_msg_ttl=allow_msg_ttl)
+            result.scheduler_purge = schedules.check_scheduler_headers(
+                hdr, subject=subject, allow_msg_schedules=allow_msg_schedules)
+            if schedule is not None:
+                result.schedule = schedule
+                hdr = result.hdr = schedule.hdr
     result.msg_id = _text(headers.get(hdr, MSG_ID))
     if result.msg_id and dedupe is not None and not mirror:
         result.duplicate_seq = dedupe.check(result.msg_id, now)

@@ -11,18 +11,24 @@ message itself; with another clock (tests) the message is stored with that clock
 
 from __future__ import annotations
 
+import logging
 from typing import Callable
 
 import msgspec
 
+from jsstore import counters, expiry, schedules
 from jsstore import headers as header_block
 from jsstore import pubchecks
+from jsstore.batches import BatchView
+from jsstore.schedules import ScheduleTable
 from jsstore.api import errors as api_errors
 from jsstore.consumerstore import rfc3339_nano
 from jsstore.errors import StoreError
 from jsstore.streamconfig import StreamConfig
 
 NANOS_PER_SECOND = 1_000_000_000
+log = logging.getLogger("jsstore.stream")
+RECORD_OVERHEAD = 30    # a stored record's bytes beyond subject, headers and payload
 # headers nats-server adds to a republished message, in its order
 RP_STREAM, RP_SUBJECT, RP_SEQUENCE = "Nats-Stream", "Nats-Subject", "Nats-Sequence"
 RP_TIME_STAMP, RP_LAST_SEQUENCE, RP_MSG_SIZE = "Nats-Time-Stamp", "Nats-Last-Sequence", "Nats-Msg-Size"
@@ -34,6 +40,9 @@ class PubAck(msgspec.Struct, omit_defaults=True):
     seq: int
     duplicate: bool = False        # a Nats-Msg-Id seen inside the window: seq is the original
     domain: str | None = None      # the JetStream domain, when one is configured
+    val: str | None = None         # a counter's new total (decimal text)
+    batch: str | None = None       # a committed atomic batch's id
+    count: int = 0                 # and how many messages it stored
 
     def to_json(self) -> bytes:
         """The PubAck as nats-server writes it (its duplicate form has a space after the
@@ -44,6 +53,10 @@ class PubAck(msgspec.Struct, omit_defaults=True):
         head += b',"seq":' + str(self.seq).encode()
         if self.duplicate:
             return head + b',"duplicate": true}'
+        if self.val is not None:
+            head += b',"val":' + msgspec.json.encode(self.val)
+        if self.batch is not None:
+            head += b',"batch":' + msgspec.json.encode(self.batch) + b',"count":' + str(self.count).encode()
         return head + b"}"
 
 
@@ -55,7 +68,8 @@ def pub_error_json(stream: str, error: api_errors.ApiError) -> bytes:
 
 class Prepared:
     """A message that passed the publish checks, ready to store."""
-    __slots__ = ("subject", "hdr", "payload", "ttl", "msg_id", "rollup", "duplicate_seq")
+    __slots__ = ("subject", "hdr", "payload", "ttl", "msg_id", "rollup", "duplicate_seq",
+                 "counter", "schedule", "scheduler_purge")
 
     def __init__(self, subject: str, hdr: bytes | None, payload: bytes, ttl: int = 0,
                  msg_id: str = "", rollup: str | None = None, duplicate_seq: int | None = None):
@@ -66,6 +80,9 @@ class Prepared:
         self.msg_id = msg_id            # Nats-Msg-Id ("" none)
         self.rollup = rollup            # None, "sub" or "all"
         self.duplicate_seq = duplicate_seq  # set: answer duplicate, store nothing
+        self.counter = None             # counters.CounterUpdate of a counter publish
+        self.schedule = None            # schedules.Schedule of a schedule message
+        self.scheduler_purge = None     # the schedule subject a fired one-shot purges
 
 
 def dedupe_window(config: StreamConfig) -> pubchecks.DedupeWindow | None:
@@ -98,7 +115,10 @@ class Stream:
         self.last_msg_id = ""       # the Nats-Msg-Id of the last stored message ("" none)
         self.listeners: list[StoredListener] = []  # told of every stored message
         self.republish = None       # (SubjectTransform-like matcher, headers_only) or None
+        self._schedules: ScheduleTable | None = None  # made on first use
+        self.on_due: Callable[[int], None] | None = None  # told when timed work comes due
         self._configure_republish()
+        expiry.configure_store(self)
 
     @property
     def name(self) -> str:
@@ -114,6 +134,7 @@ class Stream:
             self.dedupe.set_window(config.duplicate_window)
         self.config = config
         self._configure_republish()
+        expiry.configure_store(self)
 
     def _configure_republish(self) -> None:
         rp = self.config.republish
@@ -155,14 +176,19 @@ class Stream:
         except (StoreError, ValueError):
             return 0
 
-    def check(self, subject: str, hdr: bytes | None, payload: bytes, now: int) -> Prepared:
+    def check(self, subject: str, hdr: bytes | None, payload: bytes, now: int, *,
+              internal: bool = False, batch: BatchView | None = None) -> Prepared:
         """nats-server's checks of one publish, in its order: sealed; the header checks
-        (Expected-Stream, TTL allowed, Expected-Last-(Subject-)Sequence, Msg-Id dedupe,
-        Expected-Last-Msg-Id, Rollup); sizes; the TTL. Raises the ApiError it fails with."""
+        (counter increment, Expected-Stream, TTL allowed, Expected-Last-(Subject-)Sequence,
+        schedules, Msg-Id dedupe, Expected-Last-Msg-Id, Rollup, increment missing); the
+        counter; sizes; the TTL. Raises the ApiError it fails with. `internal` marks the
+        stream's own messages (fired schedules, subject delete markers)."""
         cfg = self.config
         if cfg.sealed:
             raise api_errors.JSStreamSealedErr()
         if not hdr:
+            if cfg.allow_msg_counter:
+                raise api_errors.JSMessageIncrMissingErr()
             pubchecks.check_sizes(0, len(payload), cfg.max_msg_size)
             return Prepared(subject, None, payload)
         if not self.dedupe_loaded:
@@ -172,11 +198,20 @@ class Stream:
             last_msg_id=self.last_msg_id, last_seq_for_subject=self.last_seq_for_subject,
             dedupe=self.dedupe, now=now, allow_msg_ttl=bool(cfg.allow_msg_ttl),
             allow_rollup_hdrs=bool(cfg.allow_rollup_hdrs), deny_purge=bool(cfg.deny_purge),
-            mirror=cfg.mirror is not None)
+            mirror=cfg.mirror is not None, allow_msg_counter=bool(cfg.allow_msg_counter),
+            payload_len=len(payload), sourced=internal and b"Nats-Stream-Source" in hdr,
+            allow_msg_schedules=bool(cfg.allow_msg_schedules), stream_subjects=cfg.subjects,
+            internal=internal)
         if checks.duplicate_seq is not None:
             return Prepared(subject, hdr, payload, msg_id=checks.msg_id,
                             duplicate_seq=checks.duplicate_seq)
-        pubchecks.check_sizes(len(hdr), len(payload), cfg.max_msg_size)
+        hdr = checks.hdr
+        counter = None
+        if checks.incr is not None:
+            previous = batch.counter(subject) if batch is not None else None
+            counter = self.count(subject, hdr, payload, checks.incr, previous)
+            hdr, payload = counter.hdr, counter.body
+        pubchecks.check_sizes(len(hdr) if hdr else 0, len(payload), cfg.max_msg_size)
         sdm_ttl = cfg.subject_delete_marker_ttl // NANOS_PER_SECOND
         ttl = pubchecks.msg_ttl(hdr, bool(cfg.allow_msg_ttl), sdm_ttl, cfg.max_msgs_per_subject)
         if ttl > 0 and sdm_ttl > 0 and ttl == sdm_ttl:
@@ -184,7 +219,23 @@ class Stream:
             given = pubchecks.parse_msg_ttl(header_block.get(hdr, pubchecks.MSG_TTL))
             if given != ttl:
                 hdr = header_block.set_header(hdr, pubchecks.MSG_TTL, str(ttl))
-        return Prepared(subject, hdr, payload, ttl, checks.msg_id, checks.rollup)
+        prepared = Prepared(subject, hdr, payload, ttl, checks.msg_id, checks.rollup)
+        prepared.counter = counter
+        prepared.schedule = checks.schedule
+        prepared.scheduler_purge = checks.scheduler_purge
+        return prepared
+
+    def count(self, subject: str, hdr: bytes | None, payload: bytes, incr: int,
+              previous: tuple[int, dict] | None = None):
+        """The counter message for an increment on `subject`: the total so far comes from
+        the subject's last message (or `previous`, inside a batch)."""
+        if previous is None:
+            try:
+                last = self.store.load_last_msg(subject)
+                previous = counters.previous_state(last.hdr, bytes(last.msg))
+            except (StoreError, ValueError):
+                previous = (0, {})
+        return counters.apply_increment(hdr, payload, subject, incr, previous[0], previous[1])
 
     def apply(self, prepared: Prepared, now: int) -> PubAck:
         """Store a checked message and do what follows: record its Msg-Id, roll up,
@@ -215,15 +266,156 @@ class Stream:
                 store.purge_ex(subject if prepared.rollup == pubchecks.ROLLUP_SUBJECT else "", 0, 1)
             except StoreError as exc:
                 raise api_errors.JSStreamRollupFailedF(err=str(exc)) from exc
+        if prepared.schedule is not None:
+            self.schedule_table().add(subject, seq, prepared.schedule.next_fire)
+        elif self._schedules is not None and subject in self._schedules:
+            self._schedules.remove(subject)   # replaced by a message that is no schedule
+        if prepared.scheduler_purge:
+            store.purge_ex(prepared.scheduler_purge, 0, 0)
+            if self._schedules is not None:
+                self._schedules.remove(prepared.scheduler_purge)
+        if self.on_due is not None:
+            if prepared.ttl > 0:
+                self.on_due(ts + prepared.ttl * NANOS_PER_SECOND)
+            if cfg.max_age > 0 and store.msgs == 1:
+                self.on_due(ts + cfg.max_age)
+            if prepared.schedule is not None and prepared.schedule.next_fire is not None:
+                self.on_due(prepared.schedule.next_fire)
         if self.republish is not None:
             self._republish(seq, subject, hdr, payload, ts, previous_on_subject)
         for listener in self.listeners:
             listener(self, seq, subject, hdr, payload, ts)
-        return PubAck(stream=cfg.name, seq=seq)
+        val = str(prepared.counter.total) if prepared.counter is not None else None
+        return PubAck(stream=cfg.name, seq=seq, val=val)
 
-    def publish(self, subject: str, hdr: bytes | None, payload: bytes) -> PubAck:
+    def publish(self, subject: str, hdr: bytes | None, payload: bytes, *,
+                internal: bool = False) -> PubAck:
         now = self.clock()
-        return self.apply(self.check(subject, hdr, payload, now), now)
+        return self.apply(self.check(subject, hdr, payload, now, internal=internal), now)
+
+    # -- atomic batches -----------------------------------------------------------------
+    def commit_batch(self, batch_id: str, messages, now: int) -> PubAck:
+        """Store a committed batch, all or nothing: every message is checked first (the
+        batch rules of jsstore.batches, then the publish checks, with counters and limits
+        counted across the batch); the first failure rejects the whole batch."""
+        cfg = self.config
+        if cfg.sealed:
+            raise api_errors.JSStreamSealedErr()
+        if not self.dedupe_loaded:
+            self.load_dedupe(now)
+        view = BatchView(self.store.last_seq)
+        dedupe = self.dedupe
+
+        def in_window(msg_id: str) -> bool:
+            return dedupe is not None and dedupe.check(msg_id, now) is not None
+        prepared: list[Prepared] = []
+        for msg in messages:
+            view.check(msg.hdr, msg.subject, in_window, self.last_seq_for_subject)
+            one = self.check(msg.subject, msg.hdr, msg.payload, now, batch=view)
+            view.record(msg.subject, one.hdr)
+            if one.counter is not None:
+                view.set_counter(msg.subject, one.counter.total, one.counter.sources)
+            prepared.append(one)
+        self._check_batch_limits(prepared)
+        ack = None
+        for one in prepared:
+            ack = self.apply(one, now)
+        return PubAck(stream=cfg.name, seq=ack.seq if ack else self.store.last_seq,
+                      batch=batch_id, count=len(prepared))
+
+    def _check_batch_limits(self, prepared: list[Prepared]) -> None:
+        """Discard-new limits over the whole batch, before anything is stored."""
+        cfg = self.config
+        if cfg.discard != "new":
+            return
+        store = self.store
+        if cfg.max_msgs > 0 and store.msgs + len(prepared) > cfg.max_msgs:
+            raise api_errors.JSStreamStoreFailedF(err="maximum messages exceeded")
+        if cfg.max_bytes > 0:
+            added = sum(RECORD_OVERHEAD + len(p.subject) + len(p.payload)
+                        + (4 + len(p.hdr) if p.hdr else 0) for p in prepared)
+            if store.bytes + added > cfg.max_bytes:
+                raise api_errors.JSStreamStoreFailedF(err="maximum bytes exceeded")
+        if cfg.discard_new_per_subject and cfg.max_msgs_per_subject > 0:
+            per_subject: dict[str, int] = {}
+            for p in prepared:
+                per_subject[p.subject] = per_subject.get(p.subject, 0) + 1
+            for subject, added in per_subject.items():
+                if store.filtered_state(0, subject).msgs + added > cfg.max_msgs_per_subject:
+                    raise api_errors.JSStreamStoreFailedF(
+                        err="maximum messages per subject exceeded")
+
+    # -- schedules ----------------------------------------------------------------------
+    def schedule_table(self) -> ScheduleTable:
+        """The stream's pending schedules (subject -> schedule seq, next fire); a recovered
+        stream finds them again in its stored schedule messages."""
+        if self._schedules is None:
+            self._schedules = ScheduleTable()
+            if self.store.msgs and self.config.allow_msg_schedules:
+                self._rescan_schedules()
+        return self._schedules
+
+    def fire_schedules(self, now: int) -> int | None:
+        """Publish what the due schedules fire (onto their targets, through this publish
+        path); returns when the next schedule is due (None: none is)."""
+        if self._schedules is None:
+            if not self.config.allow_msg_schedules or not self.store.msgs:
+                return None
+            self.schedule_table()
+        table = self._schedules
+        for subject, seq in table.due(now):
+            entry = table.get(subject)
+            if entry is None or entry[0] != seq:
+                continue
+            try:
+                msg = self.store.load_msg(seq)
+            except StoreError:
+                table.remove(subject)
+                continue
+            fired = schedules.fire(subject, msg.hdr, bytes(msg.msg), entry[1], now,
+                                   self._last_of)
+            if fired is None:
+                table.remove(subject)
+                continue
+            try:
+                self.publish(fired.target, fired.hdr, fired.data, internal=True)
+            except api_errors.ApiError as exc:
+                log.warning("stream %s: schedule %s could not fire: %s", self.name, subject,
+                            exc.description)
+            if fired.next_fire is None:
+                table.remove(subject)
+            else:
+                table.add(subject, seq, fired.next_fire)
+        return table.next_fire()
+
+    def _last_of(self, subject: str) -> tuple[bytes | None, bytes] | None:
+        try:
+            msg = self.store.load_last_msg(subject)
+        except (StoreError, ValueError):
+            return None
+        return (bytes(msg.hdr) if msg.hdr else None), bytes(msg.msg)
+
+    def _rescan_schedules(self) -> None:
+        store = self.store
+        seq = store.first_seq
+        now = self.clock()
+        while 0 < seq <= store.last_seq:
+            try:
+                msg, seq = store.load_next_msg(">", seq)
+            except StoreError:
+                break
+            value = header_block.get(msg.hdr, schedules.SCHEDULE) if msg.hdr else None
+            if value:
+                try:
+                    fire_ns, _ = schedules.first_fire(
+                        value.decode("utf-8", "replace"),
+                        header_block.get_str(msg.hdr, schedules.SCHEDULE_TIME_ZONE),
+                        msg.ts, now)
+                except ValueError:
+                    fire_ns = None
+                if fire_ns is not None:
+                    self._schedules.add(msg.subject, seq, fire_ns)
+            seq += 1
 
     # -- republish ----------------------------------------------------------------------
     def _republish(self, seq: int, subject: str, hdr: bytes | None, payload: bytes, ts: int,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from jsstore import advisories
 from jsstore import headers as header_block
 from jsstore.api import errors as api_errors
 from jsstore.api import schemas
@@ -21,6 +22,7 @@ Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) t
 DIRECT_GET_PREFIX = schemas.API_PREFIX + "DIRECT.GET."
 SNAPSHOT_PREFIX = "$JS.SNAPSHOT."
 REQUIRED_API_LEVEL = "Nats-Required-Api-Level"
+AUDIT_SUBJECT = advisories.ADVISORY_PREFIX + ".API"
 
 
 class Router:
@@ -63,7 +65,15 @@ class Router:
             return True
         answer = self.streams.answer(resolved, payload)
         send(None, answer)
+        self._audit(subject, payload, answer)
         return True
+
+    def _audit(self, subject: str, request: bytes, response: bytes) -> None:
+        """The $JS.EVENT.ADVISORY.API audit of one request, when someone listens."""
+        js = self.js
+        if js.bus.has_interest(AUDIT_SUBJECT):
+            js._advise(advisories.api_audit(js.server_name, subject, request, response,
+                                            now=js.clock()))
 
     def _snapshot_request(self, subject: str, payload: bytes, reply: str | None,
                           send: Send) -> bool:
@@ -108,7 +118,8 @@ class Router:
             if stream is None:
                 return False
             try:
-                answer = stream.publish(subject, hdr, payload).to_json()
+                ack = js._publish_to(stream, subject, hdr, payload)
+                answer = b"" if ack is None else ack.to_json()   # staged: an empty answer
             except api_errors.ApiError as exc:
                 answer = pub_error_json(stream.name, exc)
         send(None, answer)
