@@ -1,0 +1,264 @@
+"""Differential tests: every scenario of tests/scenarios.py against a real nats-server
+(through nats-py) and against jsstore (through js.request_msgs), answer by answer.
+
+Every scenario gets a fresh nats-server (deleting the streams of the previous scenario
+instead races with nats-server removing their directories) and a fresh jsstore directory.  For every step both sides get
+the same subject, payload and headers, and every answer to the request is collected: the
+first one, or for a step marked `many` everything up to a ``204 EOB`` or another status
+(a short silence ends the wait too).  A "no responders" status from nats-server counts as
+no answer, which is what jsstore gives for a subject nothing serves.
+
+Answers are compared after removing only what differs between any two servers:
+* JSON bodies: the keys in VOLATILE (creation and message times, server ids, cluster info,
+  the API request counters of $JS.API.INFO) and nats-server's own ``_nats.*`` metadata
+  keys; everything else is compared with its key order;
+* header blocks byte for byte, with the values of time-stamp headers masked;
+* other payloads byte for byte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+
+import pytest
+
+import scenarios
+
+nats = pytest.importorskip("nats")
+natsserver = pytest.importorskip("natsserver")
+from jsstore import jetstream  # noqa: E402
+
+pytestmark = pytest.mark.natsserver
+
+VOLATILE = {"created", "ts", "time", "first_ts", "last_ts", "server_id", "cluster", "api"}
+TIME_HEADERS = ("Nats-Time-Stamp",)
+FIRST_ANSWER_TIMEOUT = 0.5   # seconds nats-server gets to answer a step at all
+NEXT_ANSWER_TIMEOUT = 0.5    # seconds between the messages of a multi-message answer
+INBOX = "_DIFF"
+
+_TIME_LINE = re.compile(rb"^(" + b"|".join(h.encode() for h in TIME_HEADERS) + rb"):[^\r]*",
+                        re.MULTILINE | re.IGNORECASE)
+
+
+def features() -> set[str]:
+    return set(getattr(jetstream, "FEATURES", ()) or ())
+
+
+def known_differences() -> dict[tuple[str, int], scenarios.Difference]:
+    return {(d.scenario, d.step): d for d in scenarios.KNOWN_DIFFERENCES}
+
+
+# -- normalising answers ------------------------------------------------------------------
+class _Pairs(list):
+    """A JSON object as its (key, value) pairs, in order."""
+
+
+def _normalise_json(value, ignore=frozenset()):
+    if isinstance(value, _Pairs):
+        out = []
+        for key, item in value:
+            if key in VOLATILE or key in ignore:
+                continue
+            if key == "metadata" and isinstance(item, _Pairs):
+                item = _Pairs((k, v) for k, v in item if not k.startswith("_nats."))
+                if not item:
+                    continue
+            out.append((key, _normalise_json(item, ignore)))
+        return _Pairs(out)
+    if isinstance(value, list):
+        return [_normalise_json(item, ignore) for item in value]
+    return value
+
+
+def _status(hdr: bytes | None) -> str | None:
+    """The status code of a header block ("NATS/1.0 404 ..."), or None."""
+    if not hdr:
+        return None
+    first = hdr.split(b"\r\n", 1)[0]
+    parts = first.split(b" ")
+    return parts[1].decode() if len(parts) > 1 and parts[1] else None
+
+
+def normalise(hdr: bytes | None, data: bytes, raw_payload: bool,
+              ignore: frozenset = frozenset()) -> tuple:
+    """One answer as a comparable value: (masked header block, body). The body is the
+    normalised JSON (without the `ignore` keys) when it parses as a JSON object and the
+    step is not a direct get."""
+    block = _TIME_LINE.sub(rb"\1: <time>", hdr) if hdr else None
+    body: object = data
+    if not raw_payload and data[:1] == b"{":
+        try:
+            body = _normalise_json(json.loads(data, object_pairs_hook=_Pairs), ignore)
+        except ValueError:
+            body = data
+    return (block, body)
+
+
+def is_no_responders(answers: list[tuple[bytes | None, bytes]]) -> bool:
+    return len(answers) == 1 and _status(answers[0][0]) == "503" and not answers[0][1]
+
+
+# -- the nats-server side -----------------------------------------------------------------
+class ServerSide:
+    """A nats-py connection that sends steps and collects the raw answers (header blocks
+    exactly as the server sent them, which nats-py's Msg does not keep)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, url: str):
+        self.loop = loop
+        self.nc = loop.run_until_complete(nats.connect(url))
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.sub = loop.run_until_complete(self.nc.subscribe(f"{INBOX}.>"))
+        self.counter = 0
+        original = self.nc._process_msg
+        sid = self.sub._id
+
+        async def intercept(msg_sid, subject, reply, data, headers):
+            if msg_sid == sid:
+                self.queue.put_nowait((subject.decode(), bytes(headers) if headers else None,
+                                       bytes(data)))
+                return
+            await original(msg_sid, subject, reply, data, headers)
+        self.nc._process_msg = intercept
+
+    def run(self, coroutine):
+        return self.loop.run_until_complete(coroutine)
+
+    def request(self, step: scenarios.Step, payload: bytes) -> list[tuple[bytes | None, bytes]]:
+        return self.run(self._request(step, payload))
+
+    async def _request(self, step, payload):
+        self.counter += 1
+        inbox = f"{INBOX}.{self.counter}"
+        await self.nc.publish(step.subject, payload, reply=inbox, headers=step.headers)
+        await self.nc.flush()
+        answers = []
+        timeout = FIRST_ANSWER_TIMEOUT
+        while True:
+            try:
+                subject, hdr, data = await asyncio.wait_for(self._next(inbox), timeout)
+            except asyncio.TimeoutError:
+                break
+            answers.append((hdr, data))
+            status = _status(hdr)
+            if not step.many or status is not None:
+                break
+            timeout = NEXT_ANSWER_TIMEOUT
+        return answers
+
+    async def _next(self, inbox):
+        while True:
+            subject, hdr, data = await self.queue.get()
+            if subject == inbox:
+                return subject, hdr, data
+
+    def close(self) -> None:
+        self.run(self.nc.close())
+
+
+@pytest.fixture(scope="module")
+def event_loop_for_nats():
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture
+def server_side(event_loop_for_nats, tmp_path):
+    """A fresh nats-server (it starts in a few tens of milliseconds) and a connection."""
+    natsserver.require_nats_server()
+    with natsserver.nats_server(tmp_path / "nats-server") as server:
+        side = ServerSide(event_loop_for_nats, server.url)
+        try:
+            yield side
+        finally:
+            side.close()
+
+
+def _payload(step: scenarios.Step) -> bytes:
+    if isinstance(step.payload, (bytes, bytearray)):
+        return bytes(step.payload)
+    return json.dumps(step.payload, separators=(",", ":")).encode()
+
+
+def _cases():
+    for group in scenarios.GROUPS:
+        for scenario in group.scenarios:
+            yield pytest.param(group, scenario, id=f"{group.name}: {scenario.name}")
+
+
+def _show(answers) -> str:
+    return "\n".join(f"    hdr={hdr!r} data={data!r}" for hdr, data in answers) or "    (none)"
+
+
+@pytest.mark.parametrize("group, scenario", list(_cases()))
+def test_scenario_matches_nats_server(group, scenario, server_side, tmp_path):
+    if group.feature is not None and group.feature not in features():
+        pytest.skip(f"jsstore does not support {group.feature!r} yet "
+                    f"(not in jsstore.jetstream.FEATURES)")
+    known = known_differences()
+    js = jetstream.open(tmp_path / "jsstore")
+    mismatches, unexpected_matches = [], []
+    try:
+        for number, step in enumerate(scenario.steps, 1):
+            if step.sleep:
+                time.sleep(step.sleep)
+                continue
+            payload = _payload(step)
+            real = server_side.request(step, payload)
+            if is_no_responders(real):
+                real = []
+            mine = [(msg.hdr, bytes(msg.data)) for msg in
+                    js.request_msgs(step.subject, payload, step.headers)]
+            raw = "DIRECT.GET." in step.subject
+            same = ([normalise(h, d, raw) for h, d in real]
+                    == [normalise(h, d, raw) for h, d in mine])
+            label = (f"step {number}: {step.subject} {payload!r} headers={step.headers}\n"
+                     f"  nats-server:\n{_show(real)}\n  jsstore:\n{_show(mine)}")
+            known_difference = known.get((scenario.name, number))
+            if known_difference is None:
+                if not same:
+                    mismatches.append(label)
+                continue
+            if same:
+                unexpected_matches.append(f"{label}\n  listed as different: "
+                                          f"{known_difference.reason}")
+            elif known_difference.ignore:
+                ignore = frozenset(known_difference.ignore)
+                if ([normalise(h, d, raw, ignore) for h, d in real]
+                        != [normalise(h, d, raw, ignore) for h, d in mine]):
+                    mismatches.append(f"{label}\n  differs beyond {sorted(ignore)}")
+    finally:
+        js.close()
+    assert not mismatches, "answers differ:\n" + "\n".join(mismatches)
+    assert not unexpected_matches, ("now equal, remove from KNOWN_DIFFERENCES:\n"
+                                    + "\n".join(unexpected_matches))
+
+
+def test_known_differences_name_real_steps():
+    every = [scenario for group in scenarios.GROUPS for scenario in group.scenarios]
+    steps = {scenario.name: len(scenario.steps) for scenario in every}
+    assert len(steps) == len(every), "scenario names must be unique"
+    seen = set()
+    for difference in scenarios.KNOWN_DIFFERENCES:
+        key = (difference.scenario, difference.step)
+        assert difference.scenario in steps, key
+        assert 1 <= difference.step <= steps[difference.scenario], key
+        assert difference.reason.strip(), key
+        assert key not in seen, key
+        seen.add(key)
+
+
+def test_normalise_keeps_key_order_and_drops_only_volatile_fields():
+    a = normalise(None, b'{"type":"t","created":"x","config":{"name":"S","metadata":'
+                        b'{"_nats.ver":"2"}},"state":{"messages":1,"first_ts":"y"}}', False)
+    b = normalise(None, b'{"type":"t","config":{"name":"S"},"state":{"messages":1}}', False)
+    c = normalise(None, b'{"config":{"name":"S"},"type":"t","state":{"messages":1}}', False)
+    assert a == b
+    assert b != c
+    masked = normalise(b"NATS/1.0\r\nNats-Time-Stamp: 2025-01-01T00:00:00Z\r\nX: 1\r\n\r\n",
+                       b"{}", True)
+    assert masked == (b"NATS/1.0\r\nNats-Time-Stamp: <time>\r\nX: 1\r\n\r\n", b"{}")
+    assert normalise(None, b'{"a":1}', True) == (None, b'{"a":1}')
