@@ -137,6 +137,51 @@ def test_mirror_waits_for_its_origin_and_keeps_data_when_it_goes(js):
     assert js.stream_info("M").state.messages == 2
 
 
+def test_active_counts_from_the_last_contact_once_the_origin_is_gone():
+    now = [1_000_000_000_000]
+    with jsstore.open(clock=lambda: now[0]) as js:
+        js.add_stream(name="O", subjects=["o.>"])
+        js.add_stream(name="S", sources=[StreamSource(name="O")])
+        js.publish("o.a", b"1")
+        now[0] += 5_000
+        js.delete_stream("O")
+        now[0] += 7_000
+        info = js._sources.sources_info("S")[0]
+        assert (info["active"], info["seq"], info["lag"]) == (7_000, 1, 0)
+        assert info["error"]["description"] == "stream not found"
+
+
+def test_source_start_time_takes_messages_from_then():
+    now = [1_700_000_000_000_000_000]
+    with jsstore.open(clock=lambda: now[0]) as js:
+        js.add_stream(name="O", subjects=["o.>"])
+        for i in range(4):
+            js.publish("o.a", b"%d" % i)
+            now[0] += 1_000_000_000
+        start = js.get_msg("O", 3).time
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(start // 10**9)) + "Z"
+        js.add_stream(name="S", sources=[StreamSource(name="O", opt_start_time=text)])
+        assert [m[2] for m in messages(js, "S")] == [b"2", b"3"]
+        assert js._sources.sources_info("S")[0]["seq"] == 4
+
+
+def test_mirror_limits_apply_to_mirrored_messages():
+    now = [10**18]
+    with jsstore.open(clock=lambda: now[0]) as js:
+        js.add_stream(name="O", subjects=["o.>"])
+        js.add_stream(name="M", mirror=StreamSource(name="O"), max_age=5_000_000_000)
+        js.add_stream(name="N", mirror=StreamSource(name="O"), max_msgs=2)
+        js.publish("o.a", b"1")
+        now[0] += 3_000_000_000
+        js.publish("o.a", b"2")
+        js.publish("o.a", b"3")
+        now[0] += 3_000_000_000
+        js.tick()
+        assert [m[0] for m in messages(js, "M")] == [2, 3]   # the first aged out
+        assert [m[0] for m in messages(js, "N")] == [2, 3]
+        assert js.stream_info("O").state.messages == 3
+
+
 def test_deleting_the_mirror_stops_following(js):
     js.add_stream(name="O", subjects=["o.>"])
     js.add_stream(name="M", mirror=StreamSource(name="O"))

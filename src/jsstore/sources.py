@@ -345,6 +345,9 @@ class SourceManager:
         except StoreError as exc:
             log.warning("mirror %s: message %d not stored: %s", target.name, seq, exc)
             return
+        on_due = getattr(target, "on_due", None)
+        if on_due is not None and target.config.max_age > 0 and store.msgs == 1:
+            on_due(ts + target.config.max_age)   # the first message to age out
         for listener in list(target.listeners):
             listener(target, seq, subject, hdr, payload, ts)
 
