@@ -163,3 +163,10 @@ def test_republish_headers_only(js):
     js.publish("r.a", b"12345")
     assert seen[0].subject == "out.r.a" and seen[0].data == b""
     assert seen[0].hdr.endswith(b"Nats-Msg-Size: 5\r\n\r\n")
+
+
+def test_stream_subject_transform_rewrites_published_subjects(js):
+    js.add_stream(name="T", subjects=["in.*.*"],
+                  subject_transform={"src": "in.*.*", "dest": "stored.$2.$1"})
+    assert js.request("in.a.b", b"1") == b'{"stream":"T","seq":1}'
+    assert js.get_msg("T", 1).subject == "stored.b.a"

@@ -366,8 +366,10 @@ def test_to_store_config():
 def test_check_transform():
     assert sc.check_transform("a.*.*", "b.$2.{{wildcard(1)}}") is None
     assert sc.check_transform("a.>", "b.>") is None
-    assert sc.check_transform("a.*", "b.>") == "invalid mapping destination: invalid subject"
-    assert sc.check_transform("a.*", "b..c") == "invalid subject"
+    # as nats-server 2.15 words them (its stream transform errors add a "stream transform: " prefix)
+    assert sc.check_transform("a.*", "b.>") == "invalid subject"
+    assert sc.check_transform("a.*", "b..c") == "invalid mapping destination: invalid transform"
+    assert sc.check_transform("a.*", "b.{{nope(1)}}") == "invalid mapping destination: unknown function in {{nope(1)}}"
     assert sc.check_transform("a..b", "c") == "invalid subject"
 
 

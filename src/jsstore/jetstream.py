@@ -49,6 +49,9 @@ from jsstore.streamconfig import StreamConfig
 
 ACCOUNT = "$G"                  # the global account: nats-server's directory for it
 NANOS_PER_SECOND = 1_000_000_000
+# stream features beyond the basics that this JetStream implements
+FEATURES = frozenset({"counters", "batches", "schedules", "ttl", "subject_delete_markers",
+                      "republish", "direct_get", "advisories"})
 _STREAM_ADVISORY = {"create": "CREATED", "modify": "UPDATED", "delete": "DELETED"}
 ROUTE_CACHE_LIMIT = 1 << 16     # publish subjects remembered before the cache starts over
 # Go's encoding/json escapes these inside strings; meta.inf is written the same way.
@@ -330,6 +333,20 @@ class JetStream:
             self._advise_stream(stream.name, "create")
             return self._info(stream)
 
+    def adopt_stream(self, config: StreamConfig, store, created: str) -> StreamInfo:
+        """Make an already filled store (a restored snapshot) one of the streams; announced
+        like a created stream."""
+        with self._lock:
+            self._check_open()
+            if config.name in self._streams:
+                raise api_errors.JSStreamNameExistErr()
+            stream = self._new_stream(config, store, created)
+            self._streams[config.name] = stream
+            self._routes.clear()
+            self._stream_changed(stream)
+            self._advise_stream(stream.name, "create")
+            return self._info(stream)
+
     def update_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
         """Change a stream's configuration (nats-server's update checks)."""
         cfg = self._config_from(config, params)
@@ -594,6 +611,8 @@ class JetStream:
             timers, self._timers = self._timers, None
         if timers is not None:
             timers.stop()           # outside the lock: a tick in progress needs it
+        if self._api is not None and self._api._snapshots is not None:
+            self._api._snapshots.close()   # pending snapshot/restore transfers
         with self._lock:
             for stream in self._streams.values():
                 stream.store.stop()

@@ -16,7 +16,7 @@ from typing import Callable
 
 import msgspec
 
-from jsstore import counters, expiry, schedules
+from jsstore import counters, expiry, retention, schedules
 from jsstore import headers as header_block
 from jsstore import pubchecks
 from jsstore.batches import BatchView
@@ -117,6 +117,8 @@ class Stream:
         self.republish = None       # (SubjectTransform-like matcher, headers_only) or None
         self._schedules: ScheduleTable | None = None  # made on first use
         self.on_due: Callable[[int], None] | None = None  # told when timed work comes due
+        # the consumers an interest or workqueue stream keeps its messages for
+        self.retention = retention.tracker_for(config)
         self._configure_republish()
         expiry.configure_store(self)
 
@@ -137,6 +139,11 @@ class Stream:
         expiry.configure_store(self)
 
     def _configure_republish(self) -> None:
+        transform = self.config.subject_transform
+        self.transform = None       # the stream's subject transform: subject -> stored subject
+        if transform is not None and transform.dest:
+            from jsstore.subjtransform import SubjectTransform
+            self.transform = SubjectTransform(transform.src or ">", transform.dest).match
         rp = self.config.republish
         if rp is None or not rp.dest:
             self.republish = None
@@ -186,6 +193,8 @@ class Stream:
         cfg = self.config
         if cfg.sealed:
             raise api_errors.JSStreamSealedErr()
+        if self.transform is not None and not internal:
+            subject = self.transform(subject) or subject
         if not hdr:
             if cfg.allow_msg_counter:
                 raise api_errors.JSMessageIncrMissingErr()
@@ -246,6 +255,8 @@ class Stream:
         store = self.store
         subject, hdr, payload = prepared.subject, prepared.hdr, prepared.payload
         previous_on_subject = self.last_seq_for_subject(subject) if self.republish else 0
+        if self.retention is not None and not retention.keep_on_publish(self.retention, subject):
+            return self._skip_uninteresting(prepared)
         try:
             if self.wall_clock:
                 seq, ts = store.store_msg(subject, hdr, payload, prepared.ttl)
@@ -292,6 +303,38 @@ class Stream:
                 internal: bool = False) -> PubAck:
         now = self.clock()
         return self.apply(self.check(subject, hdr, payload, now, internal=internal), now)
+
+    # -- interest and workqueue retention ----------------------------------------------
+    def _skip_uninteresting(self, prepared: Prepared) -> PubAck:
+        """An interest stream with no consumer for the subject: the sequence is used up,
+        nothing is kept (the Msg-Id is still recorded)."""
+        try:
+            seq = self.store.skip_msg()
+        except StoreError as exc:
+            raise api_errors.JSStreamStoreFailedF(err=str(exc)) from exc
+        if self.dedupe_loaded:
+            self.last_msg_id = prepared.msg_id
+        if prepared.msg_id and self.dedupe is not None:
+            self.dedupe.record(prepared.msg_id, seq, self.clock())
+        return PubAck(stream=self.config.name, seq=seq)
+
+    def register_interest(self, name: str, filters: list[str],
+                          needs_ack: Callable[[int, str], bool]) -> None:
+        """A consumer of an interest or workqueue stream (see jsstore.retention)."""
+        if self.retention is not None:
+            self.retention.register(retention.Interest(name, list(filters), needs_ack))
+
+    def unregister_interest(self, name: str) -> int:
+        """The consumer went away; returns how many messages that released."""
+        if self.retention is None:
+            return 0
+        return retention.forget(self.retention, self.store, name)
+
+    def ack(self, consumer: str, seq: int) -> bool:
+        """A consumer acknowledged `seq`; returns whether the message left the stream."""
+        if self.retention is None:
+            return False
+        return retention.acked(self.retention, self.store, consumer, seq)
 
     # -- atomic batches -----------------------------------------------------------------
     def commit_batch(self, batch_id: str, messages, now: int) -> PubAck:

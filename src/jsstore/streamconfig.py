@@ -19,6 +19,7 @@ from typing import Iterable, Literal
 import msgspec
 
 from jsstore import config as store_config
+from jsstore import subjtransform
 from jsstore._core.subjects import filters_overlap, is_valid_subject
 
 NANOS_PER_MS = 1_000_000
@@ -219,42 +220,9 @@ def _subset_match(subject: str, test: str) -> bool:
 
 
 def check_transform(src: str, dest: str) -> str | None:
-    """Why src -> dest is not a valid subject mapping (None when it is).
-
-    Covers the destination rules a stream configuration meets: a valid subject, wildcard
-    references ``$n`` / ``{{wildcard(n)}}`` within the source's wildcard count, and a
-    trailing ``>`` in the destination exactly when the source ends in ``>``.
-    """
-    if src and not is_valid_subject(src, True):
-        return "invalid subject"
-    if not dest or not is_valid_subject(_placeholders_as_tokens(dest), True):
-        return "invalid subject"
-    source_tokens = (src or FULL_WILDCARD).split(".")
-    wildcards = source_tokens.count("*")
-    for token in dest.split("."):
-        index = _wildcard_index(token)
-        if index is not None and not 1 <= index <= wildcards:
-            return f"invalid mapping destination: wildcard index out of range in {token}: [{index}]"
-        if token == FULL_WILDCARD and source_tokens[-1] != FULL_WILDCARD:
-            return "invalid mapping destination: invalid subject"
-    if source_tokens[-1] == FULL_WILDCARD and dest.split(".")[-1] != FULL_WILDCARD:
-        return "invalid mapping destination: invalid subject"
-    return None
-
-
-def _placeholders_as_tokens(dest: str) -> str:
-    return ".".join("x" if token.startswith("{{") or token.startswith("$") else token
-                    for token in dest.split("."))
-
-
-def _wildcard_index(token: str) -> int | None:
-    if token.startswith("$") and token[1:].isdigit():
-        return int(token[1:])
-    compact = token.replace(" ", "").lower()
-    if compact.startswith("{{wildcard(") and compact.endswith(")}}"):
-        inner = compact[len("{{wildcard("):-3]
-        return int(inner) if inner.isdigit() else -1
-    return None
+    """Why src -> dest is not a valid subject mapping, in nats-server's words (None when
+    it is): the full transform rules of jsstore.subjtransform."""
+    return subjtransform.transform_error(src, dest)
 
 
 def validate(cfg: StreamConfig, *, existing_streams: Iterable[StreamConfig] = ()) -> None:
@@ -459,9 +427,11 @@ def _check_transforms(cfg: StreamConfig) -> None:
     if republish is not None:
         if any(filters_overlap(republish.dest, s) for s in cfg.subjects if republish.dest):
             raise _invalid("stream configuration for republish destination forms a cycle")
-        if check_transform(republish.src, republish.dest):
+        try:   # nats-server only needs the republish transform to build
+            subjtransform.SubjectTransform(republish.src, republish.dest)
+        except subjtransform.TransformError:
             raise _invalid("stream configuration for republish with transform from "
-                           f"'{republish.src}' to '{republish.dest}' not valid")
+                           f"'{republish.src}' to '{republish.dest}' not valid") from None
     transform = cfg.subject_transform
     if transform is not None:
         if transform.src and not is_valid_subject(transform.src, True):

@@ -45,7 +45,7 @@ class Router:
             return self._api(subject, payload, hdr, send, reply)
         if subject.startswith(SNAPSHOT_PREFIX):
             from jsstore.bus import Msg
-            return self.snapshots().handle(Msg(subject, payload, hdr, reply))
+            return self.snapshots().handle(Msg(subject, payload, hdr, reply), send)
         return self._publish(subject, payload, hdr, send)
 
     # -- $JS.API.* ----------------------------------------------------------------------
@@ -85,7 +85,7 @@ class Router:
                     return False
                 api = self.snapshots()
                 if method == "snapshot":
-                    answer = api.snapshot(name, payload, reply)
+                    answer = api.snapshot(name, payload, reply, send)
                 else:
                     answer = api.restore(name, payload)
                 if answer is not None:

@@ -166,13 +166,7 @@ def snapshot_bytes(stream, include_consumers: bool, check_msgs: bool) -> tuple[S
 
 def adopt_stream(js, config: StreamConfig, store, created: str) -> None:
     """Make a restored store one of js's streams, and say so (STREAM.CREATED)."""
-    with js._lock:
-        js._check_open()
-        js._streams[config.name] = js._new_stream(config, store, created)
-        js._routes.clear()
-    subject, data = advisories.stream_action(config.name, advisories.CREATE,
-                                             domain=getattr(js, "domain", None) or "")
-    js.bus.publish(Msg(subject, data))
+    js.adopt_stream(config, store, created)
 
 
 def restore_stream(js, config: StreamConfig, data: bytes):
