@@ -586,19 +586,4 @@ KNOWN_DIFFERENCES: list[Difference] = [
     Difference("info forms", 17, GO_JSON_TEXT, ("description",)),
     Difference("names and list", 13, GO_JSON_TEXT, ("description",)),
     Difference("msg get forms", 18, GO_JSON_TEXT, ("description",)),
-    # reported jsstore bugs
-    Difference("create errors: names and bodies", 6,
-               "BUG: STREAM.CREATE.S* is not answered; nats-server takes 'S*' as a literal "
-               "token and answers 10052 (invalid stream name)"),
-    *[Difference("create errors: limits and options", number,
-                 "BUG: an unknown storage/retention/discard value must give nats-server's "
-                 "text 'invalid JSON: can not unmarshal \"\\\"<value>\\\"\"' "
-                 "(Go's %q of the raw JSON)", ("description",)) for number in (2, 3, 4)],
-    *[Difference("create: negative limits mean unlimited", number,
-                 "BUG: nats-server stores a negative max_msgs, max_msgs_per_subject, "
-                 "max_msg_size, max_consumers or max_bytes as -1; jsstore keeps the value")
-      for number in (1, 2, 3, 4, 5)],
-    Difference("msg delete forms", 9,
-               "BUG: deleting a sequence above the last one answers 10043 'sequence 99 not "
-               "found'; nats-server answers 500/10057 'stream store EOF'"),
 ]

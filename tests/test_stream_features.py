@@ -170,3 +170,17 @@ def test_stream_subject_transform_rewrites_published_subjects(js):
                   subject_transform={"src": "in.*.*", "dest": "stored.$2.$1"})
     assert js.request("in.a.b", b"1") == b'{"stream":"T","seq":1}'
     assert js.get_msg("T", 1).subject == "stored.b.a"
+
+
+def test_stream_info_carries_mirror_and_sources_progress(js):
+    js.add_stream(name="O", subjects=["o.*"])
+    js.publish("o.a", b"1")
+    js.add_stream(name="M", mirror={"name": "O"})
+    js.add_stream(name="A", subjects=["agg"], sources=[{"name": "O"}])
+    mirror = json.loads(js.request("$JS.API.STREAM.INFO.M"))
+    assert list(mirror)[-2:] == ["mirror", "ts"]
+    assert (mirror["mirror"]["name"], mirror["mirror"]["lag"]) == ("O", 0)
+    assert mirror["state"]["messages"] == 1
+    sourced = json.loads(js.request("$JS.API.STREAM.INFO.A"))
+    assert [s["name"] for s in sourced["sources"]] == ["O"]
+    assert "mirror" not in sourced and "sources" not in json.loads(js.request("$JS.API.STREAM.INFO.O"))

@@ -137,9 +137,9 @@ INVALID_CREATES = [
     ({"name": "C\\D"}, errors.JSStreamNameContainsPathSeparatorsErr,
      "Stream name can not contain path separators"),
     ({"name": "C.D"}, errors.JSStreamInvalidConfigF,
-     "stream name is required and can not contain '.', '*', '>'"),
+     "stream name is required and can not contain '.', '*', '>', '\\', '/'"),
     ({"name": "C D"}, errors.JSStreamInvalidConfigF,
-     "stream name is required and can not contain '.', '*', '>'"),
+     "stream name is required and can not contain '.', '*', '>', '\\', '/'"),
     ({"name": "N" * 256}, errors.JSStreamInvalidConfigF,
      "stream name is too long, maximum allowed is 255"),
     ({"name": "C", "description": "d" * 4097}, errors.JSStreamInvalidConfigF,
@@ -409,7 +409,8 @@ def test_normalize_is_idempotent_and_fills_every_nats_field(cfg):
         assert key in encoded
     for key in ("max_msgs", "max_bytes", "max_msgs_per_subject", "max_msg_size", "max_consumers"):
         assert encoded[key] != 0
-        assert encoded[key] == (getattr(cfg, key) or -1)
+        given = getattr(cfg, key)
+        assert encoded[key] == (given if given and given > 0 else -1)   # negative -> -1
     assert once.subjects == (cfg.subjects or [cfg.name])
     if cfg.duplicate_window == 0:
         max_age = cfg.max_age or 0

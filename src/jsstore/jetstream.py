@@ -50,8 +50,9 @@ from jsstore.streamconfig import StreamConfig
 ACCOUNT = "$G"                  # the global account: nats-server's directory for it
 NANOS_PER_SECOND = 1_000_000_000
 # stream features beyond the basics that this JetStream implements
-FEATURES = frozenset({"counters", "batches", "schedules", "ttl", "subject_delete_markers",
-                      "republish", "direct_get", "advisories"})
+FEATURES = frozenset({"counters", "batches", "schedules", "expiry", "ttl",
+                      "subject_delete_markers", "republish", "direct_get", "advisories",
+                      "mirrors", "sources", "snapshots"})
 _STREAM_ADVISORY = {"create": "CREATED", "modify": "UPDATED", "delete": "DELETED"}
 ROUTE_CACHE_LIMIT = 1 << 16     # publish subjects remembered before the cache starts over
 # Go's encoding/json escapes these inside strings; meta.inf is written the same way.
@@ -78,6 +79,8 @@ class StreamInfo(msgspec.Struct):
     config: StreamConfig
     created: str                    # RFC 3339 UTC with nanoseconds, as nats-server writes it
     state: StreamState
+    mirror: dict | None = None      # a mirror's progress (nats-server's StreamSourceInfo)
+    sources: list[dict] | None = None  # each source's progress
 
 
 class AccountLimits(msgspec.Struct):
@@ -302,8 +305,13 @@ class JetStream:
         return msgspec.structs.replace(config, **params) if params else config
 
     def _info(self, stream: Stream, state: StreamState | None = None) -> StreamInfo:
+        mirror = sources = None
+        if self._sources is not None:
+            mirror = self._sources.mirror_info(stream.name)
+            sources = self._sources.sources_info(stream.name) or None
         return StreamInfo(config=stream.config, created=stream.created,
-                          state=state if state is not None else stream.store.state())
+                          state=state if state is not None else stream.store.state(),
+                          mirror=mirror, sources=sources)
 
     # -- streams ------------------------------------------------------------------------
     def add_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
@@ -530,6 +538,8 @@ class JetStream:
                 raise api_errors.JSStreamSealedErr()
             if stream.config.deny_delete:
                 raise api_errors.JSStreamMsgDeleteFailedF(err="message delete not permitted")
+            if seq > stream.store.last_seq:
+                raise api_errors.JSStreamMsgDeleteFailedF(err="stream store EOF")
             try:
                 removed = stream.store.remove_msg(seq) if no_erase else stream.store.erase_msg(seq)
             except StoreError as exc:

@@ -216,7 +216,7 @@ class Stream:
                             duplicate_seq=checks.duplicate_seq)
         hdr = checks.hdr
         counter = None
-        if checks.incr is not None:
+        if checks.incr is not None and cfg.allow_msg_counter:
             previous = batch.counter(subject) if batch is not None else None
             counter = self.count(subject, hdr, payload, checks.incr, previous)
             hdr, payload = counter.hdr, counter.body

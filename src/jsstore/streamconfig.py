@@ -138,8 +138,9 @@ def encode(cfg: StreamConfig) -> bytes:
 
 
 def _positive_or_unlimited(value: int | None) -> int:
-    """nats-server stores 0 (unset) as -1 (unlimited) for count and size limits."""
-    return -1 if not value else value
+    """nats-server stores 0 (unset) and any negative value as -1 (unlimited) for count and
+    size limits."""
+    return -1 if not value or value < 0 else value
 
 
 def normalize(cfg: StreamConfig) -> StreamConfig:
@@ -235,7 +236,7 @@ def validate(cfg: StreamConfig, *, existing_streams: Iterable[StreamConfig] = ()
     if "/" in cfg.name or "\\" in cfg.name:
         raise errors.JSStreamNameContainsPathSeparatorsErr()
     if not is_valid_name(cfg.name):
-        raise _invalid("stream name is required and can not contain '.', '*', '>'")
+        raise _invalid("stream name is required and can not contain '.', '*', '>', '\\', '/'")
     if len(cfg.name) > MAX_NAME_LEN:
         raise _invalid(f"stream name is too long, maximum allowed is {MAX_NAME_LEN}")
     if len(cfg.description) > MAX_DESCRIPTION_LEN:

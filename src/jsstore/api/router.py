@@ -81,7 +81,7 @@ class Router:
         for prefix, method in (("STREAM.SNAPSHOT.", "snapshot"), ("STREAM.RESTORE.", "restore")):
             if rest.startswith(prefix):
                 name = rest[len(prefix):]
-                if not name or "." in name or "*" in name or ">" in name:
+                if not name or "." in name or name in ("*", ">"):
                     return False
                 api = self.snapshots()
                 if method == "snapshot":

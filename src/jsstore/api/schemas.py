@@ -123,32 +123,38 @@ class StreamStateBody(msgspec.Struct, omit_defaults=True, kw_only=True):
     consumer_count: int
 
 
-class StreamInfoBody(msgspec.Struct):
+class StreamInfoBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One stream in a STREAM.LIST page."""
     config: StreamConfig
     created: str
     state: StreamStateBody
+    mirror: dict | None = None          # StreamSourceInfo of a mirror
+    sources: list[dict] | None = None   # StreamSourceInfo of each source
     ts: str                    # the server's time of the answer
 
 
-class StreamCreateResponse(msgspec.Struct, omit_defaults=True):
+class StreamCreateResponse(msgspec.Struct, kw_only=True, omit_defaults=True):
     type: str
     config: StreamConfig
     created: str
     state: StreamStateBody
+    mirror: dict | None = None
+    sources: list[dict] | None = None
     ts: str
     did_create: bool = False
 
 
-class StreamUpdateResponse(msgspec.Struct):
+class StreamUpdateResponse(msgspec.Struct, kw_only=True, omit_defaults=True):
     type: str
     config: StreamConfig
     created: str
     state: StreamStateBody
+    mirror: dict | None = None
+    sources: list[dict] | None = None
     ts: str
 
 
-class StreamInfoResponse(msgspec.Struct):
+class StreamInfoResponse(msgspec.Struct, kw_only=True, omit_defaults=True):
     type: str
     total: int                 # subjects matching subjects_filter (0 without one)
     offset: int
@@ -156,6 +162,8 @@ class StreamInfoResponse(msgspec.Struct):
     config: StreamConfig
     created: str
     state: StreamStateBody
+    mirror: dict | None = None
+    sources: list[dict] | None = None
     ts: str
 
 

@@ -12,6 +12,7 @@ in stream configurations.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Callable
@@ -63,12 +64,32 @@ def is_json_object_or_array(payload: bytes) -> bool:
     return text[:1] in (b"{", b"[")
 
 
+# fields nats-server reads with an UnmarshalJSON of its own ("can not unmarshal %q")
+_ENUM_FIELDS = ("storage", "retention", "discard")
+
+
 def _decode(payload: bytes, request_type: type):
     """The request body as `request_type`; JSInvalidJSONErr when it is not valid."""
     try:
         return msgspec.json.decode(payload, type=request_type)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except msgspec.ValidationError as exc:
+        raise api_errors.JSInvalidJSONErr(err=_enum_error(payload, str(exc)) or exc) from exc
+    except msgspec.DecodeError as exc:
         raise api_errors.JSInvalidJSONErr(err=exc) from exc
+
+
+def _enum_error(payload: bytes, message: str) -> str | None:
+    """nats-server's text for a bad storage/retention/discard value: its UnmarshalJSON
+    quotes the raw JSON value Go style."""
+    for name in _ENUM_FIELDS:
+        if message.endswith(f"- at `$.{name}`"):
+            try:
+                value = msgspec.json.decode(payload)[name]
+            except (msgspec.DecodeError, KeyError, TypeError):
+                return None
+            raw = msgspec.json.encode(value).decode()
+            return "can not unmarshal " + json.dumps(raw)
+    return None
 
 
 def state_body(state: StreamState, *, details: bool = True) -> schemas.StreamStateBody:
@@ -136,7 +157,8 @@ class StreamApi:
         for prefix, (response_type, handler) in self._routes.items():
             if rest.startswith(prefix):
                 name = rest[len(prefix):]
-                if name and "." not in name and "*" not in name and ">" not in name:
+                # a token such as "S*" is literal; only "*" and ">" alone are wildcards
+                if name and "." not in name and name not in ("*", ">"):
                     return response_type, handler, name
                 return None
         return None
@@ -211,14 +233,15 @@ class StreamApi:
         info = self.js.add_stream(self._config(name, payload))
         return schemas.StreamCreateResponse(
             type=response_type, config=info.config, created=info.created,
-            state=state_body(info.state, details=False), ts=go_time(time.time_ns()),
-            did_create=True)
+            state=state_body(info.state, details=False), mirror=info.mirror,
+            sources=info.sources, ts=go_time(time.time_ns()), did_create=True)
 
     def stream_update(self, response_type: str, name: str, payload: bytes):
         info = self.js.update_stream(self._config(name, payload))
         return schemas.StreamUpdateResponse(
             type=response_type, config=info.config, created=info.created,
-            state=state_body(info.state, details=False), ts=go_time(time.time_ns()))
+            state=state_body(info.state, details=False), mirror=info.mirror,
+            sources=info.sources, ts=go_time(time.time_ns()))
 
     def stream_info(self, response_type: str, name: str, payload: bytes):
         request = schemas.StreamInfoRequest()
@@ -235,7 +258,8 @@ class StreamApi:
             state.subjects = None
         return schemas.StreamInfoResponse(
             type=response_type, total=total, offset=offset, limit=limit, config=info.config,
-            created=info.created, state=state_body(state), ts=go_time(time.time_ns()))
+            created=info.created, state=state_body(state), mirror=info.mirror,
+            sources=info.sources, ts=go_time(time.time_ns()))
 
     def stream_delete(self, response_type: str, name: str, payload: bytes):
         if not is_empty_request(payload):
@@ -289,7 +313,9 @@ class StreamApi:
             except api_errors.JSStreamNotFoundErr:
                 continue
             infos.append(schemas.StreamInfoBody(config=info.config, created=info.created,
-                                                state=state_body(info.state), ts=now))
+                                                state=state_body(info.state),
+                                                mirror=info.mirror, sources=info.sources,
+                                                ts=now))
             if len(infos) >= schemas.LIST_LIMIT:
                 break
         return schemas.StreamListResponse(type=response_type, total=len(names), offset=offset,
