@@ -26,6 +26,7 @@ test: build
 
 bench: build
 	$(PY) bench/report.py
+	$(PY) bench/publish.py
 
 fuzz: build
 	$(PY) -m pytest -q tests -k fuzz
