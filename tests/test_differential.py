@@ -10,8 +10,8 @@ no answer, which is what jsstore gives for a subject nothing serves.
 
 Answers are compared after removing only what differs between any two servers:
 * JSON bodies: the keys in VOLATILE (creation and message times, server ids, cluster info,
-  the API request counters of $JS.API.INFO) and nats-server's own ``_nats.*`` metadata
-  keys; everything else is compared with its key order;
+  the API request counters of $JS.API.INFO); everything else, ``_nats.*`` metadata
+  included, is compared with its key order;
 * header blocks byte for byte, with the values of time-stamp headers masked;
 * other payloads byte for byte.
 """
@@ -62,10 +62,6 @@ def _normalise_json(value, ignore=frozenset()):
         for key, item in value:
             if key in VOLATILE or key in ignore:
                 continue
-            if key == "metadata" and isinstance(item, _Pairs):
-                item = _Pairs((k, v) for k, v in item if not k.startswith("_nats."))
-                if not item:
-                    continue
             out.append((key, _normalise_json(item, ignore)))
         return _Pairs(out)
     if isinstance(value, list):
@@ -252,8 +248,8 @@ def test_known_differences_name_real_steps():
 
 
 def test_normalise_keeps_key_order_and_drops_only_volatile_fields():
-    a = normalise(None, b'{"type":"t","created":"x","config":{"name":"S","metadata":'
-                        b'{"_nats.ver":"2"}},"state":{"messages":1,"first_ts":"y"}}', False)
+    a = normalise(None, b'{"type":"t","created":"x","config":{"name":"S"},'
+                        b'"state":{"messages":1,"first_ts":"y"}}', False)
     b = normalise(None, b'{"type":"t","config":{"name":"S"},"state":{"messages":1}}', False)
     c = normalise(None, b'{"config":{"name":"S"},"type":"t","state":{"messages":1}}', False)
     assert a == b

@@ -31,6 +31,7 @@ NAMES_LIMIT = 1024             # JSApiNamesLimit: names per STREAM.NAMES page
 LIST_LIMIT = 256               # JSApiListLimit: infos per STREAM.LIST page
 MAX_SUBJECT_DETAILS = 100_000  # JSMaxSubjectDetails: subjects per STREAM.INFO page
 API_LEVEL = 5                  # the JetStream API level reported (nats-server 2.15's)
+SERVER_VERSION = "2.15.1"      # the nats-server release whose JetStream API this implements
 GO_ZERO_TIME = "0001-01-01T00:00:00Z"
 
 

@@ -41,7 +41,7 @@ from jsstore import advisories
 from jsstore._core.subjects import is_literal, is_valid_subject
 from jsstore.api import errors as api_errors
 from jsstore.api import schemas
-from jsstore.api.streams import go_encode, go_time, is_empty_request, state_body
+from jsstore.api.streams import go_encode, go_time, is_empty_request, state_body, wire_config
 from jsstore import streamconfig
 from jsstore.bus import Msg
 from jsstore.consumerstore import rfc3339_nano
@@ -393,7 +393,7 @@ class SnapshotApi:
             except api_errors.ApiError as exc:
                 return self._error(SNAPSHOT_TYPE, exc)
             body = state_body(state, details=False)
-            answer = go_encode(SnapshotResponse(type=SNAPSHOT_TYPE, config=stream.config,
+            answer = go_encode(SnapshotResponse(type=SNAPSHOT_TYPE, config=wire_config(stream.config),
                                                 state=body))
             if send is not None:
                 send(None, answer)
@@ -490,7 +490,7 @@ class SnapshotApi:
             answer = self._error(schemas.STREAM_CREATE_TYPE, error)
         else:
             answer = go_encode(schemas.StreamCreateResponse(
-                type=schemas.STREAM_CREATE_TYPE, config=info.config, created=info.created,
+                type=schemas.STREAM_CREATE_TYPE, config=wire_config(info.config), created=info.created,
                 state=state_body(info.state, details=False), ts=go_time(time.time_ns())))
         respond(answer)
 

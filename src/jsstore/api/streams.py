@@ -6,8 +6,7 @@ subject no handler serves (nats-server does not answer those at all).  The handl
 on the embedded ``JetStream`` methods, which carry the checks and raise the API errors.
 
 What differs from a real server's answers: no ``cluster`` object in STREAM.INFO (a single
-embedded store has no server name to report as leader), and no ``_nats.*`` metadata keys
-in stream configurations.
+embedded store has no server name to report as leader).
 """
 
 from __future__ import annotations
@@ -90,6 +89,31 @@ def _enum_error(payload: bytes, message: str) -> str | None:
             raw = msgspec.json.encode(value).decode()
             return "can not unmarshal " + json.dumps(raw)
     return None
+
+
+def required_api_level(config: StreamConfig) -> int:
+    """The JetStream API level a stream's features need (nats-server's _nats.req.level):
+    1 for per-message TTLs and subject delete markers (2.11), 2 for counters, atomic
+    batches, schedules and async persistence (2.12)."""
+    if (config.allow_msg_counter or config.allow_atomic or config.allow_msg_schedules
+            or config.persist_mode == "async"):
+        return 2
+    if config.allow_msg_ttl or config.subject_delete_marker_ttl > 0:
+        return 1
+    return 0
+
+
+def wire_config(config: StreamConfig, *, dynamic: bool = True) -> StreamConfig:
+    """The configuration as nats-server answers it: its metadata gains `_nats.req.level`
+    (stored with the stream) and, unless in a STREAM.LIST page, `_nats.level` and
+    `_nats.ver`; keys sorted as Go writes a map."""
+    metadata = {key: value for key, value in config.metadata.items()
+                if not key.startswith("_nats.")}
+    metadata["_nats.req.level"] = str(required_api_level(config))
+    if dynamic:
+        metadata["_nats.level"] = str(schemas.API_LEVEL)
+        metadata["_nats.ver"] = schemas.SERVER_VERSION
+    return msgspec.structs.replace(config, metadata=dict(sorted(metadata.items())))
 
 
 def state_body(state: StreamState, *, details: bool = True) -> schemas.StreamStateBody:
@@ -232,14 +256,14 @@ class StreamApi:
     def stream_create(self, response_type: str, name: str, payload: bytes):
         info = self.js.add_stream(self._config(name, payload))
         return schemas.StreamCreateResponse(
-            type=response_type, config=info.config, created=info.created,
+            type=response_type, config=wire_config(info.config), created=info.created,
             state=state_body(info.state, details=False), mirror=info.mirror,
             sources=info.sources, ts=go_time(time.time_ns()), did_create=True)
 
     def stream_update(self, response_type: str, name: str, payload: bytes):
         info = self.js.update_stream(self._config(name, payload))
         return schemas.StreamUpdateResponse(
-            type=response_type, config=info.config, created=info.created,
+            type=response_type, config=wire_config(info.config), created=info.created,
             state=state_body(info.state, details=False), mirror=info.mirror,
             sources=info.sources, ts=go_time(time.time_ns()))
 
@@ -257,7 +281,7 @@ class StreamApi:
         else:
             state.subjects = None
         return schemas.StreamInfoResponse(
-            type=response_type, total=total, offset=offset, limit=limit, config=info.config,
+            type=response_type, total=total, offset=offset, limit=limit, config=wire_config(info.config),
             created=info.created, state=state_body(state), mirror=info.mirror,
             sources=info.sources, ts=go_time(time.time_ns()))
 
@@ -312,7 +336,7 @@ class StreamApi:
                 info = self.js.stream_info(name)
             except api_errors.JSStreamNotFoundErr:
                 continue
-            infos.append(schemas.StreamInfoBody(config=info.config, created=info.created,
+            infos.append(schemas.StreamInfoBody(config=wire_config(info.config, dynamic=False), created=info.created,
                                                 state=state_body(info.state),
                                                 mirror=info.mirror, sources=info.sources,
                                                 ts=now))
