@@ -8,16 +8,7 @@ import pytest
 import jsstore
 from jsstore.api import errors as E
 
-SECOND = 1_000_000_000
-START = 1_800_000_000 * SECOND
-
-
-class Clock:
-    def __init__(self):
-        self.now = START
-
-    def __call__(self):
-        return self.now
+from clocks import SECOND, START, Clock
 
 
 @pytest.fixture

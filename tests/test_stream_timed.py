@@ -9,19 +9,7 @@ import pytest
 import jsstore
 from jsstore import expiry
 
-SECOND = 1_000_000_000
-START = 1_800_000_000 * SECOND
-
-
-class Clock:
-    def __init__(self):
-        self.now = START
-
-    def __call__(self):
-        return self.now
-
-    def advance(self, ns):
-        self.now += ns
+from clocks import SECOND, START, Clock
 
 
 @pytest.fixture
