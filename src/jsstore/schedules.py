@@ -53,6 +53,7 @@ from jsstore.api.errors import (
 )
 from jsstore.errors import CorruptFile
 from jsstore.pubchecks import parse_msg_ttl
+from jsstore.varints import get_uvarint, put_uvarint, put_varint, unzigzag
 
 SCHEDULE = "Nats-Schedule"
 SCHEDULE_TARGET = "Nats-Schedule-Target"
@@ -361,8 +362,8 @@ class ScheduleTable:
         for subject, (seq, fire) in sorted(self.entries.items(), key=lambda item: item[1][0]):
             name = subject.encode("utf-8", "surrogateescape")[:0xFFFF]
             out += _SUBJECT_LEN.pack(len(name)) + name
-            _put_uvarint(out, (fire << 1) ^ (fire >> 63))
-            _put_uvarint(out, seq)
+            put_varint(out, fire)
+            put_uvarint(out, seq)
         return bytes(out)
 
     @classmethod
@@ -383,32 +384,11 @@ class ScheduleTable:
                 raise CorruptFile("sched.db: truncated")
             subject = data[pos:pos + length].decode("utf-8", "surrogateescape")
             pos += length
-            zigzag, pos = _get_uvarint(data, pos)
-            seq, pos = _get_uvarint(data, pos)
-            fire = (zigzag >> 1) ^ -(zigzag & 1)
-            table.add(subject, seq, fire)
+            fire, pos = get_uvarint(data, pos, len(data), "sched.db: truncated")
+            seq, pos = get_uvarint(data, pos, len(data), "sched.db: truncated")
+            table.add(subject, seq, unzigzag(fire))
         return table, high_seq
 
-
-def _put_uvarint(out: bytearray, value: int) -> None:
-    value &= (1 << 64) - 1
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
-def _get_uvarint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise CorruptFile("sched.db: truncated")
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
 
 
 # ---- Times: time zones, Go durations, RFC 3339, cron ------------------------------------

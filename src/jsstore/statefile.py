@@ -22,21 +22,11 @@ from jsstore._core.block import MsgBlock
 from jsstore._core.hashing import block_hash_key, highway64_digest, meta_hash_key
 from jsstore._core.subjects import SubjectIndex
 from jsstore.errors import CorruptFile, CorruptStreamState
+from jsstore.varints import get_uvarint, put_uvarint, put_varint, unzigzag
 
 MAGIC = 11
 VERSION = 4
 MIN_LEN = 32
-
-
-def _put_uvarint(out: bytearray, v: int) -> None:
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-
-
-def _put_varint(out: bytearray, v: int) -> None:
-    _put_uvarint(out, (v << 1) if v >= 0 else ((-v << 1) - 1))
 
 
 class _Reader:
@@ -46,22 +36,11 @@ class _Reader:
         self.buf, self.pos, self.end = buf, 0, end
 
     def uvarint(self) -> int:
-        v = shift = 0
-        buf, pos, end = self.buf, self.pos, self.end
-        while True:
-            if pos >= end or shift > 63:
-                raise CorruptFile("index.db: truncated varint")
-            b = buf[pos]
-            pos += 1
-            v |= (b & 0x7F) << shift
-            if b < 0x80:
-                self.pos = pos
-                return v
-            shift += 7
+        value, self.pos = get_uvarint(self.buf, self.pos, self.end, "index.db: truncated varint")
+        return value
 
     def varint(self) -> int:
-        u = self.uvarint()
-        return (u >> 1) if not u & 1 else ~(u >> 1)
+        return unzigzag(self.uvarint())
 
     def take(self, n: int) -> bytes:
         if self.pos + n > self.end:
@@ -75,37 +54,37 @@ def encode_index(store) -> bytes:
     out = bytearray([MAGIC, VERSION])
     base = store.first_ts if store.msgs else 0
     for v in (store.msgs, store.bytes, store.first_seq):
-        _put_uvarint(out, v)
-    _put_varint(out, base)
-    _put_uvarint(out, store.last_seq)
-    _put_varint(out, store.last_ts)
+        put_uvarint(out, v)
+    put_varint(out, base)
+    put_uvarint(out, store.last_seq)
+    put_varint(out, store.last_ts)
     psim = store.psim
     subjects = [(subj, sid) for subj, sid in psim.items() if psim.get(sid)[0] > 0]
-    _put_uvarint(out, len(subjects))
+    put_uvarint(out, len(subjects))
     for subj, sid in subjects:
         raw = subj.encode("utf-8", "surrogateescape")
         total, first, last = psim.get(sid)
         fblk, lblk = store.block_index_at(first), store.block_index_at(last)
-        _put_uvarint(out, len(raw))
+        put_uvarint(out, len(raw))
         out += raw
-        _put_uvarint(out, total)
-        _put_uvarint(out, fblk)
-        _put_uvarint(out, lblk)
-    _put_uvarint(out, len(store.blocks))
+        put_uvarint(out, total)
+        put_uvarint(out, fblk)
+        put_uvarint(out, lblk)
+    put_uvarint(out, len(store.blocks))
     for mb in store.blocks:
         deleted = mb.deleted
-        _put_uvarint(out, mb.index)
-        _put_uvarint(out, mb.bytes)
-        _put_uvarint(out, mb.first_seq)
-        _put_varint(out, (mb.first_ts - base) if mb.first_ts else 0)
-        _put_uvarint(out, mb.last_seq)
-        _put_varint(out, (mb.last_ts - base) if mb.last_ts else 0)
-        _put_uvarint(out, len(deleted))
-        _put_uvarint(out, 0)  # ttls
-        _put_uvarint(out, 0)  # schedules
+        put_uvarint(out, mb.index)
+        put_uvarint(out, mb.bytes)
+        put_uvarint(out, mb.first_seq)
+        put_varint(out, (mb.first_ts - base) if mb.first_ts else 0)
+        put_uvarint(out, mb.last_seq)
+        put_varint(out, (mb.last_ts - base) if mb.last_ts else 0)
+        put_uvarint(out, len(deleted))
+        put_uvarint(out, 0)  # ttls
+        put_uvarint(out, 0)  # schedules
         if len(deleted):
             out += seqcodec.encode(deleted)
-    _put_uvarint(out, store.lmb.index if store.lmb is not None else 0)
+    put_uvarint(out, store.lmb.index if store.lmb is not None else 0)
     out += store.lmb.last_hash if store.lmb is not None else b"\0" * 8
     out += highway64_digest(meta_hash_key(store.name), bytes(out))
     return bytes(out)

@@ -119,7 +119,7 @@ class Stream:
         self.on_due: Callable[[int], None] | None = None  # told when timed work comes due
         # the consumers an interest or workqueue stream keeps its messages for
         self.retention = retention.tracker_for(config)
-        self._configure_republish()
+        self._configure_transforms()
         expiry.configure_store(self)
 
     @property
@@ -135,10 +135,10 @@ class Stream:
         else:
             self.dedupe.set_window(config.duplicate_window)
         self.config = config
-        self._configure_republish()
+        self._configure_transforms()
         expiry.configure_store(self)
 
-    def _configure_republish(self) -> None:
+    def _configure_transforms(self) -> None:
         transform = self.config.subject_transform
         self.transform = None       # the stream's subject transform: subject -> stored subject
         if transform is not None and transform.dest:

@@ -18,6 +18,7 @@ import re
 import struct
 
 from jsstore.errors import CorruptFile
+from jsstore.varints import get_uvarint, put_uvarint, put_varint, unzigzag
 
 NEVER = (1 << 63) - 1
 THW_VERSION = 1
@@ -95,8 +96,8 @@ class TTLSchedule:
     def encode(self, high_seq: int) -> bytes:
         out = bytearray(_HEADER.pack(THW_VERSION, len(self.heap), high_seq))
         for expires, seq in sorted(self.heap):
-            _put_uvarint(out, (expires << 1) if expires >= 0 else ((-expires << 1) - 1))
-            _put_uvarint(out, seq)
+            put_varint(out, expires)
+            put_uvarint(out, seq)
         return bytes(out)
 
     @classmethod
@@ -111,28 +112,9 @@ class TTLSchedule:
             raise CorruptFile(f"thw.db: {count} entries cannot fit in {len(buf)} bytes")
         sched, pos = cls(), _HEADER.size
         for _ in range(count):
-            zigzag, pos = _get_uvarint(buf, pos)
-            seq, pos = _get_uvarint(buf, pos)
-            sched.heap.append(((zigzag >> 1) if not zigzag & 1 else ~(zigzag >> 1), seq))
+            expires, pos = get_uvarint(buf, pos, len(buf), "thw.db: truncated")
+            seq, pos = get_uvarint(buf, pos, len(buf), "thw.db: truncated")
+            sched.heap.append((unzigzag(expires), seq))
         heapq.heapify(sched.heap)
         return sched, high_seq
 
-
-def _put_uvarint(out: bytearray, v: int) -> None:
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-
-
-def _get_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    v = shift = 0
-    while True:
-        if pos >= len(buf) or shift > 63:
-            raise CorruptFile("thw.db: truncated")
-        b = buf[pos]
-        pos += 1
-        v |= (b & 0x7F) << shift
-        if b < 0x80:
-            return v, pos
-        shift += 7

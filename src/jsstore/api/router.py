@@ -55,8 +55,7 @@ class Router:
             return self._direct_get(subject[len(DIRECT_GET_PREFIX):], payload, hdr, send)
         resolved = self.streams.resolve(subject)
         if resolved is None:
-            snapshot = self._snapshot_request(subject, payload, reply, send)
-            return snapshot
+            return self._snapshot_request(subject, payload, reply, send)
         level = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
         if level is not None and not _level_supported(level):
             response_type = resolved[0]
