@@ -51,6 +51,7 @@ from jsstore.api.errors import (
     JSMessageSchedulesTTLInvalidErr,
     JSMessageTTLDisabledErr,
 )
+from jsstore.durations import parse_go_duration
 from jsstore.errors import CorruptFile
 from jsstore.pubchecks import parse_msg_ttl
 from jsstore.varints import get_uvarint, put_uvarint, put_varint, unzigzag
@@ -410,9 +411,6 @@ _CRON_FIELDS = ((0, 59, None), (0, 59, None), (0, 23, None), (1, 31, None), (1, 
                 (0, 6, _DAY_NAMES))
 _STAR = 1 << 63          # set in a field's bits when it was written with * or ?
 _YEARS_AHEAD = 5         # a cron with no time in this many years is invalid
-_DURATION_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000,
-                   "s": _SECOND, "m": 60 * _SECOND, "h": 3600 * _SECOND}
-_DURATION_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]+)")
 _RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:\d{2})",
                       re.ASCII)
 _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
@@ -453,31 +451,6 @@ def valid_time_zone(name: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def parse_go_duration(text: str) -> int:
-    """Nanoseconds of a Go duration ("1h30m", "1.5s", "-2m", "0"); ValueError otherwise."""
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if body == "0":
-        return 0
-    if not body:
-        raise ValueError(f"invalid duration {text!r}")
-    total, pos = 0, 0
-    while pos < len(body):
-        match = _DURATION_PART.match(body, pos)
-        if match is None:
-            raise ValueError(f"invalid duration {text!r}")
-        whole, fraction, unit = match.group(1), match.group(2), match.group(3)
-        scale = _DURATION_UNITS.get(unit)
-        if scale is None or (not whole and not fraction):
-            raise ValueError(f"invalid duration {text!r}")
-        total += int(whole or "0") * scale
-        if fraction:
-            total += int(fraction) * scale // 10 ** len(fraction)
-        pos = match.end()
-    if total > (1 << 63) - 1:
-        raise ValueError(f"invalid duration {text!r}")
-    return -total if text.startswith("-") else total
 
 
 def parse_rfc3339(text: str) -> int:
