@@ -768,16 +768,45 @@ def _body(payload: object) -> bytes:
     return json.dumps(payload, separators=(",", ":")).encode()
 
 
-async def _run_server_side(url: str) -> list[tuple[object, bytes | None]]:
+LIMITS_CONFIG = """
+jetstream { limits { max_ack_pending: 100, max_request_batch: 10 } }
+accounts { A {
+    jetstream { max_ack_pending: 20, max_consumers: 2 }
+    users: [{user: a, password: a}]
+} }
+"""
+LIMITS = cc.ServerLimits(max_ack_pending=100, max_request_batch=10, account_max_ack_pending=20,
+                         account_max_consumers=2)
+LIMITS_STREAMS = [{"name": "S", "subjects": ["s.>"]},
+                  {"name": "B", "subjects": ["b.>"], "max_consumers": 1}]
+LIMITS_STEPS: list[tuple[str, object]] = [
+    (CREATE + "S.A", req(config={"ack_policy": "explicit"})),
+    (CREATE + "S.B", req(config={"max_batch": 11})),
+    (CREATE + "S.B", req(config={"max_ack_pending": 21})),
+    (CREATE + "S.B", req(config={"max_ack_pending": 101})),
+    (CREATE + "S.B", req(pedantic=True)),
+    (CREATE + "S.B", req(config={"deliver_subject": "x", "ack_policy": "all"})),
+    (CREATE + "S.C", req(config={"max_batch": 3}, pedantic=True)),
+    (CREATE + "S.C", req(config={"sourcing": True})),
+    (CREATE + "B.A", req("B", {"max_batch": 10})),
+    (CREATE + "B.B", req("B")),
+    (CREATE + "B.C", req("B")),
+]
+
+
+async def _run_server_side(url: str, streams: list[dict], steps: list,
+                           **options) -> list[tuple[object, bytes | None]]:
+    """The raw answers of nats-server: the stream creations, then every step's (None when
+    nothing answers)."""
     nats = pytest.importorskip("nats")
-    nc = await nats.connect(url)
+    nc = await nats.connect(url, **options)
     answers = []
     try:
-        for stream in STREAMS:
+        for stream in streams:
             msg = await nc.request(f"$JS.API.STREAM.CREATE.{stream['name']}", _body(stream),
                                    timeout=2)
             answers.append((stream, msg.data))
-        for subject, payload in STEPS:
+        for subject, payload in steps:
             try:
                 msg = await nc.request(subject, _body(payload), timeout=1)
                 answers.append(((subject, payload), msg.data))
@@ -788,31 +817,23 @@ async def _run_server_side(url: str) -> list[tuple[object, bytes | None]]:
     return answers
 
 
-def test_differential_steps_cover_enough():
-    assert len(STEPS) >= 60
-
-
-@pytest.mark.natsserver
-def test_create_requests_match_nats_server(tmp_path):
-    natsserver = pytest.importorskip("natsserver")
-    natsserver.require_nats_server()
-    with natsserver.nats_server(tmp_path / "nats") as server:
-        answers = asyncio.run(_run_server_side(server.url))
+def _differences(answers: list, stream_count: int,
+                 limits: cc.ServerLimits = cc.NO_LIMITS) -> list[str]:
+    """Run every step through plan_create against the stream configurations nats-server
+    answered and the consumers it made so far, and describe each answer that differs."""
     streams: dict[str, StreamConfig] = {}
     consumers: dict[str, dict[str, cc.ConsumerConfig]] = {}
-    for stream, data in answers[:len(STREAMS)]:
-        config = json.loads(data)["config"]
-        streams[stream["name"]] = msgspec.convert(config, StreamConfig)
+    for stream, data in answers[:stream_count]:
+        streams[stream["name"]] = msgspec.convert(json.loads(data)["config"], StreamConfig)
         consumers[stream["name"]] = {}
     mismatches = []
-    for number, ((subject, payload), real) in enumerate(answers[len(STREAMS):], 1):
+    for number, ((subject, payload), real) in enumerate(answers[stream_count:], 1):
         target = ccreate.parse_create_subject(subject)
         stream_name = target.stream if target is not None else ""
-        known = consumers.get(stream_name, {})
         label = f"step {number}: {subject} {_body(payload)[:200]!r}"
         try:
             plan = ccreate.plan_create(subject, _body(payload), stream=streams.get(stream_name),
-                                       consumers=known)
+                                       consumers=consumers.get(stream_name, {}), limits=limits)
         except api_errors.ApiError as exc:
             mine = ccreate.create_error_response(exc)
             if real != mine:
@@ -833,4 +854,31 @@ def test_create_requests_match_nats_server(tmp_path):
                               f"  jsstore:     {plan.name} {mine!r}")
         # keep what the server stored, so that later steps start from the same state
         consumers[stream_name][answer["name"]] = cc.decode(theirs)
+    return mismatches
+
+
+def test_differential_steps_cover_enough():
+    assert len(STEPS) + len(LIMITS_STEPS) >= 60
+
+
+@pytest.mark.natsserver
+def test_create_requests_match_nats_server(tmp_path):
+    natsserver = pytest.importorskip("natsserver")
+    natsserver.require_nats_server()
+    with natsserver.nats_server(tmp_path / "nats") as server:
+        answers = asyncio.run(_run_server_side(server.url, STREAMS, STEPS))
+    mismatches = _differences(answers, len(STREAMS))
+    assert not mismatches, "answers differ:\n" + "\n".join(mismatches)
+
+
+@pytest.mark.natsserver
+def test_create_requests_match_nats_server_with_server_and_account_limits(tmp_path):
+    natsserver = pytest.importorskip("natsserver")
+    natsserver.require_nats_server()
+    config = tmp_path / "limits.conf"
+    config.write_text(LIMITS_CONFIG)
+    with natsserver.nats_server(tmp_path / "nats", ["-c", str(config)]) as server:
+        answers = asyncio.run(_run_server_side(server.url, LIMITS_STREAMS, LIMITS_STEPS,
+                                               user="a", password="a"))
+    mismatches = _differences(answers, len(LIMITS_STREAMS), LIMITS)
     assert not mismatches, "answers differ:\n" + "\n".join(mismatches)
