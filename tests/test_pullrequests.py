@@ -372,17 +372,22 @@ class RawClient:
         import nats
         self.nc = await nats.connect(url)
         self.queue: asyncio.Queue = asyncio.Queue()
-        self.sub = await self.nc.subscribe(f"{INBOX}.>")
-        sid, original = self.sub._id, self.nc._process_msg
+        self.sids = {(await self.nc.subscribe(f"{INBOX}.>"))._id}
+        original = self.nc._process_msg
 
         async def intercept(msg_sid, subject, reply, data, headers):
-            if msg_sid == sid:
+            if msg_sid in self.sids:
                 self.queue.put_nowait((subject.decode(), reply.decode() if reply else "",
                                        bytes(headers) if headers else None, bytes(data)))
                 return
             await original(msg_sid, subject, reply, data, headers)
         self.nc._process_msg = intercept
         self.count = 0
+
+    async def watch(self, subject: str) -> None:
+        """Keep what arrives on a literal subject too (nats-server's push consumers only
+        deliver to a deliver subject someone subscribed literally)."""
+        self.sids.add((await self.nc.subscribe(subject))._id)
 
     async def api(self, subject: str, body: dict) -> dict:
         answer = json.loads((await self.nc.request(subject, json.dumps(body).encode(), timeout=5)).data)
@@ -429,7 +434,7 @@ class RawClient:
         """One request: the deliveries and the statuses to its inbox, in order."""
         inbox = await self.send(subject, body, headers)
         return [arrival for arrival in await self.arrivals(seconds)
-                if arrival[0] == inbox or not arrival[0].startswith(INBOX)]
+                if arrival[0] == inbox or arrival[1].startswith("$JS.ACK.")]
 
 
 NEXT = "$JS.API.CONSUMER.MSG.NEXT.S."
@@ -519,6 +524,7 @@ async def _pull_statuses(url: str) -> None:
         assert _first_header(answers.get(level, [])) == pr.REQUIRED_API_LEVEL
 
         await _push_based_and_deleted(client)
+        await _flow_control(client)
         await _max_bytes_statuses(client)
         await _pins(client)
         await _waiting_queue_statuses(client)
@@ -539,6 +545,28 @@ async def _push_based_and_deleted(client: RawClient) -> None:
     await client.api("$JS.API.CONSUMER.DELETE.S.D", {})
     answers = await client.collect(0.3)
     assert _first_header(answers.get(waiting, [])) == pr.consumer_deleted()
+
+
+async def _flow_control(client: RawClient) -> None:
+    """A push consumer past half its flow control window asks for flow control; while
+    that goes unanswered its idle heartbeats say it is stalled on that reply subject."""
+    deliver = "push.flow.control"
+    await client.watch(deliver)
+    await client.api("$JS.API.CONSUMER.CREATE.S.F", {"stream_name": "S", "config": {
+        "durable_name": "F", "deliver_subject": deliver, "filter_subject": "s.f",
+        "flow_control": True, "idle_heartbeat": 200_000_000, "ack_policy": "none"}})
+    await client.store("s.f", b"x" * 600_000)
+    await client.store("s.f", b"y" * 600_000)
+    arrived = await client.arrivals(0.6)
+    deliveries = [a for a in arrived if a[0] == "s.f"]
+    requests = [a for a in arrived if a[0] == deliver and a[1].startswith("$JS.FC.S.F.")]
+    assert len(deliveries) == 2 and len(requests) == 1
+    assert requests[0][2] == pr.flow_control_request()
+    last_stream_seq = int(deliveries[1][1].split(".")[5])
+    stalled = pr.idle_heartbeat(2, last_stream_seq, stalled=requests[0][1])
+    assert stalled in [a[2] for a in arrived if a[0] == deliver and not a[1]]
+    await client.api("$JS.API.CONSUMER.DELETE.S.F", {})
+    await client.arrivals(0.1)                          # the last heartbeats in flight
 
 
 async def _max_bytes_statuses(client: RawClient) -> None:
