@@ -360,8 +360,8 @@ def test_go_duration(ns, text):
 
 
 def test_go_quoting():
-    assert ccreate.go_strconv_quote('a"\\\x01\n\u00e9\u00a0') == '"a\\"\\\\\\x01\\n\u00e9\\u00a0"'
-    assert ccreate.go_strconv_quote(b"\xff") == '"\\xff"'
+    assert cc.go_strconv_quote('a"\\\x01\n\u00e9\u00a0') == '"a\\"\\\\\\x01\\n\u00e9\\u00a0"'
+    assert cc.go_strconv_quote(b"\xff") == '"\\xff"'
 
 
 # -- the request -----------------------------------------------------------------------------

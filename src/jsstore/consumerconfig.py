@@ -122,7 +122,7 @@ class ServerLimits:
 NO_LIMITS = ServerLimits()
 
 
-# -- Go's RFC 3339 times and durations ------------------------------------------------------
+# -- Go's quoting, RFC 3339 times and durations --------------------------------------------
 class GoTime(NamedTuple):
     """A parsed time: wall clock fields in the offset it was written with."""
     year: int
@@ -138,7 +138,7 @@ class GoTime(NamedTuple):
 _RFC3339 = "2006-01-02T15:04:05Z07:00"
 
 
-def go_quote(text: str | bytes) -> str:
+def go_time_quote(text: str | bytes) -> str:
     """Go's time package quote(): double quotes, non-ASCII and control bytes as \\xNN."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     out = ['"']
@@ -152,17 +152,59 @@ def go_quote(text: str | bytes) -> str:
     return "".join(out) + '"'
 
 
+_SHORT_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                  "\t": "\\t", "\v": "\\v"}
+
+
+def utf8_rune_at(data: bytes, index: int) -> tuple[int | None, int]:
+    """The UTF-8 rune starting at `index` and its length; (None, 1) for an invalid byte."""
+    lead = data[index]
+    size = 1 if lead < 0x80 else 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110 \
+        else 4 if lead >> 3 == 0b11110 else 0
+    if size == 0:
+        return None, 1
+    try:
+        return ord(data[index:index + size].decode("utf-8")), size
+    except UnicodeDecodeError:
+        return None, 1
+
+
+def go_escaped_rune(rune: int, quote: str) -> str:
+    """One rune as Go's strconv quoting writes it between `quote` characters."""
+    char = chr(rune)
+    if char == quote or char == "\\":
+        return "\\" + char
+    if char.isprintable():
+        return char
+    if char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    if rune < 0x20 or rune == 0x7F:
+        return f"\\x{rune:02x}"
+    return f"\\u{rune:04x}" if rune < 0x10000 else f"\\U{rune:08x}"
+
+
+def go_strconv_quote(text: str | bytes) -> str:
+    """Go's strconv.Quote (and %q): printable runes as they are, the rest escaped."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    out, index = ['"'], 0
+    while index < len(data):
+        rune, size = utf8_rune_at(data, index)
+        out.append(f"\\x{data[index]:02x}" if rune is None else go_escaped_rune(rune, '"'))
+        index += size
+    return "".join(out) + '"'
+
+
 class TimeParseError(ValueError):
     """Go's time.ParseError text for a value that is not RFC 3339."""
 
 
 def _cannot_parse(value: bytes, value_elem: bytes, layout_elem: str) -> TimeParseError:
-    return TimeParseError(f"parsing time {go_quote(value)} as {go_quote(_RFC3339)}: "
-                          f"cannot parse {go_quote(value_elem)} as {go_quote(layout_elem)}")
+    return TimeParseError(f"parsing time {go_time_quote(value)} as {go_time_quote(_RFC3339)}: "
+                          f"cannot parse {go_time_quote(value_elem)} as {go_time_quote(layout_elem)}")
 
 
 def _out_of_range(value: bytes, what: str) -> TimeParseError:
-    return TimeParseError(f"parsing time {go_quote(value)}: {what} out of range")
+    return TimeParseError(f"parsing time {go_time_quote(value)}: {what} out of range")
 
 
 def _digit(data: bytes, index: int) -> bool:
@@ -218,7 +260,7 @@ def parse_go_time(text: str) -> GoTime:
         value = value[end:]
     offset, value = _parse_offset(whole, value)
     if value:
-        raise TimeParseError(f"parsing time {go_quote(whole)}: extra text: {go_quote(value)}")
+        raise TimeParseError(f"parsing time {go_time_quote(whole)}: extra text: {go_time_quote(value)}")
     month, day, hour, minute, second = fields
     if day < 1 or day > _days_in(month, year):
         raise _out_of_range(whole, "day")
@@ -584,7 +626,7 @@ def _check_enum_values(cfg: ConsumerConfig) -> None:
     the text nats-server's decoder gives (ack and replay policies have their own errors)."""
     if (cfg.deliver_policy or "all") not in DELIVER_POLICIES:
         raise api_errors.JSInvalidJSONErr(
-            err=f"can not unmarshal {_strconv_quote(go_json(cfg.deliver_policy).decode())}")
+            err=f"can not unmarshal {go_strconv_quote(go_json(cfg.deliver_policy).decode())}")
     if (cfg.priority_policy or "none") not in PRIORITY_POLICIES:
         raise api_errors.JSInvalidJSONErr(
             err=f"unknown priority policy: {go_json(cfg.priority_policy).decode()}")
@@ -745,18 +787,13 @@ def _check_sampling(sample_freq: str) -> None:
     body = digits[1:] if digits[:1] in ("+", "-") else digits
     if not body or not body.isascii() or not body.isdigit():
         raise api_errors.JSConsumerInvalidSamplingErrF(
-            err=f"strconv.Atoi: parsing {_strconv_quote(digits)}: invalid syntax")
+            err=f"strconv.Atoi: parsing {go_strconv_quote(digits)}: invalid syntax")
     value = int(digits)
     if not -(1 << 63) <= value < (1 << 63):
         raise api_errors.JSConsumerInvalidSamplingErrF(
-            err=f"strconv.Atoi: parsing {_strconv_quote(digits)}: value out of range")
+            err=f"strconv.Atoi: parsing {go_strconv_quote(digits)}: value out of range")
     if value < 0:
         raise api_errors.JSConsumerInvalidSamplingErrF(err="<nil>")
-
-
-def _strconv_quote(text: str) -> str:
-    from jsstore import consumercreate
-    return consumercreate.go_strconv_quote(text)
 
 
 def _check_priority(cfg: ConsumerConfig) -> None:

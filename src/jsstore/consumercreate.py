@@ -63,51 +63,9 @@ class CreateConsumerRequest(msgspec.Struct, omit_defaults=True):
     pedantic: bool = False
 
 
-# -- Go's quoting ---------------------------------------------------------------------------
-_SHORT_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
-                  "\t": "\\t", "\v": "\\v"}
-
-
-def _rune_at(data: bytes, index: int) -> tuple[int | None, int]:
-    """The UTF-8 rune starting at `index` and its length; (None, 1) for an invalid byte."""
-    lead = data[index]
-    size = 1 if lead < 0x80 else 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110 \
-        else 4 if lead >> 3 == 0b11110 else 0
-    if size == 0:
-        return None, 1
-    try:
-        return ord(data[index:index + size].decode("utf-8")), size
-    except UnicodeDecodeError:
-        return None, 1
-
-
-def _escaped_rune(rune: int, quote: str) -> str:
-    char = chr(rune)
-    if char == quote or char == "\\":
-        return "\\" + char
-    if char.isprintable():
-        return char
-    if char in _SHORT_ESCAPES:
-        return _SHORT_ESCAPES[char]
-    if rune < 0x20 or rune == 0x7F:
-        return f"\\x{rune:02x}"
-    return f"\\u{rune:04x}" if rune < 0x10000 else f"\\U{rune:08x}"
-
-
-def go_strconv_quote(text: str | bytes) -> str:
-    """Go's strconv.Quote (and %q): printable runes as they are, the rest escaped."""
-    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    out, index = ['"'], 0
-    while index < len(data):
-        rune, size = _rune_at(data, index)
-        out.append(f"\\x{data[index]:02x}" if rune is None else _escaped_rune(rune, '"'))
-        index += size
-    return "".join(out) + '"'
-
-
 def _quote_rune(rune: int | None) -> str:
     """Go's strconv.QuoteRune, as its JSON decoder names an unexpected character."""
-    return "'" + _escaped_rune(0xFFFD if rune is None else rune, "'") + "'"
+    return "'" + cc.go_escaped_rune(0xFFFD if rune is None else rune, "'") + "'"
 
 
 # -- Go's JSON syntax ------------------------------------------------------------------------
@@ -144,7 +102,7 @@ class _Scanner:
 
     def _fail(self, context: str, at: int | None = None) -> GoJSONError:
         at = self.pos if at is None else at
-        rune, size = _rune_at(self.data, at)
+        rune, size = cc.utf8_rune_at(self.data, at)
         return GoJSONError(f"invalid character {_quote_rune(rune)} {context} "
                            f"at offset {at + size}")
 
@@ -236,7 +194,7 @@ class _Scanner:
             self.pos += 2
             return _ESCAPES[kind]
         if kind != ord("u"):
-            rune, size = _rune_at(data, at + 1)
+            rune, size = cc.utf8_rune_at(data, at + 1)
             text = data[at:at + 1 + size].decode("utf-8", "replace")
             raise GoJSONError(f"invalid escape sequence `{text}` in string at offset "
                               f"{at + 1 + size}")
@@ -368,7 +326,7 @@ class _Decoder:
             raw = self.data[node.start:node.end]
             if raw in kind[2]:
                 return kind[2][raw]
-            quoted = go_strconv_quote(raw) if "%q" in kind[3] else raw.decode("utf-8", "replace")
+            quoted = cc.go_strconv_quote(raw) if "%q" in kind[3] else raw.decode("utf-8", "replace")
             raise GoJSONError(kind[3].replace("%q", quoted).replace("%v", quoted))
         if node.kind == "null":
             return None if kind[0] in ("time", "slice", "map") else _KEEP
@@ -428,7 +386,7 @@ class _Decoder:
             name = key if key in fields else key.lower() if key.isascii() else None
             if name not in fields:
                 if self.strict:
-                    raise GoJSONError(f"json: unknown field {go_strconv_quote(key)}")
+                    raise GoJSONError(f"json: unknown field {cc.go_strconv_quote(key)}")
                 continue
             value = self.decode(item, fields[name], path + [name], out.get(name))
             if value is not _KEEP:
