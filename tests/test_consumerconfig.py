@@ -380,6 +380,50 @@ def test_parse_create_subject(subject, parts):
             (target.form, target.stream, target.consumer, target.filter)) == parts
 
 
+@pytest.mark.parametrize("body, text", [
+    (b"{", "unexpected EOF"),
+    (b"[]", "json: cannot unmarshal array into Go value of type server.CreateConsumerRequest"),
+    (b"{x", "invalid character 'x' looking for beginning of object key string at offset 2"),
+    (b'{"stream_name":"S"} x', "invalid character 'x' looking for beginning of value at offset 21"),
+    (b'{"config":{"ack_wait":"1s"}, x}',
+     "invalid character 'x' looking for beginning of object key string at offset 30"),
+    (b'{"config":{"name":"a\x01"}}', "invalid character '\\x01' in string at offset 21"),
+    (b'{"config":{"name":"a\\q"}}', "invalid escape sequence `\\q` in string at offset 22"),
+    (b'{"config":{"max_deliver":1.x}}', "invalid character 'x' in numeric literal at offset 28"),
+    (b'{"config":{"max_deliver":01}}',
+     "invalid character '1' after object key:value pair at offset 27"),
+    (b'{"config":{"flow_control":tru}}',
+     "invalid character '}' in literal true (expecting 'e') at offset 30"),
+    ("\u00ef{}".encode(), "invalid character '\u00ef' looking for beginning of value at offset 2"),
+    (b'{"foo":1}', 'json: unknown field "foo"'),
+    (b'{"config":{"ack_policy":"bad"}}', 'can not unmarshal "\\"bad\\""'),
+    (b'{"config":{"ack_policy":  [ 1, 2 ] }}', 'can not unmarshal "[ 1, 2 ]"'),
+    (b'{"config":{"priority_policy":null}}', "unknown priority policy: null"),
+    (b'{"action":1}', "unknown consumer action: 1"),
+    (b'{"config":{"ack_wait":"1s","opt_start_seq":-1,"ack_policy":"x"}}',
+     "json: cannot unmarshal string into Go struct field "
+     "CreateConsumerRequest.config.ack_wait of type time.Duration"),
+    (b'{"config":{"opt_start_seq":-0}}', "json: cannot unmarshal number -0 into Go struct "
+                                         "field CreateConsumerRequest.config.opt_start_seq "
+                                         "of type uint64"),
+    (b'{"config":{"backoff":["1s"]}}', "json: cannot unmarshal string into "
+                                       "CreateConsumerRequest.config.backoff.0 of type "
+                                       "time.Duration"),
+    (b'{"config":{"metadata":{"a":1}}}', "json: cannot unmarshal number into Go struct field "
+                                         "CreateConsumerRequest.config.metadata.a of type "
+                                         "string"),
+    (b'{"config":{"opt_start_time":true}}', "json: cannot unmarshal bool into Go struct field "
+                                            "CreateConsumerRequest.config.opt_start_time of "
+                                            "type time.Time"),
+    (b'{"config":{"pause_until":"2024-13-01T00:00:00Z"}}',
+     'parsing time "2024-13-01T00:00:00Z": month out of range'),
+])
+def test_decode_request_errors(body, text):
+    exc = error_of(ccreate.decode_request, body)
+    assert isinstance(exc, api_errors.JSInvalidJSONErr)
+    assert exc.description == "invalid JSON: " + text
+
+
 def test_decode_request_merges_values_and_matches_keys_without_case():
     request = ccreate.decode_request(
         b'{"stream_name":"S","config":{"Durable_Name":"D","metadata":{"a":"b"}}} '

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal, Mapping
+from typing import Literal, Mapping, NamedTuple
 
 import msgspec
 
@@ -258,17 +258,34 @@ class _Scanner:
 # -- Go's JSON decoding into nats-server's types -------------------------------------------
 _KEEP = object()     # a JSON null that leaves the Go value as it was
 
-_STRING = ("string", "string")
-_BOOL = ("bool", "bool")
-_INT = ("int", "int", -(1 << 63), (1 << 63) - 1)
-_DURATION = ("int", "time.Duration", -(1 << 63), (1 << 63) - 1)
-_UINT64 = ("int", "uint64", 0, (1 << 64) - 1)
-_TIME = ("time", "time.Time")
+
+class _GoType(NamedTuple):
+    """A Go type of nats-server's request as its JSON decoder treats it: `kind` is string,
+    bool, int (between `low` and `high`), time, slice (of `element`), map (of string
+    `element`), struct (`fields` by JSON name) or enum (a type with its own UnmarshalJSON
+    taking the raw `values`, else failing with `error`, where %q is the Go-quoted raw
+    JSON and %v the raw JSON)."""
+    kind: str
+    name: str = ""                      # the Go type name, as type errors give it
+    low: int = 0
+    high: int = 0
+    element: "_GoType | None" = None
+    fields: "dict[str, _GoType] | None" = None
+    values: dict[bytes, str] | None = None
+    error: str = ""
 
 
-def _enum(values: dict[str, str], error: str) -> tuple:
-    return ("enum", "", {('"' + raw + '"').encode(): value for raw, value in values.items()},
-            error)
+_STRING = _GoType("string", "string")
+_BOOL = _GoType("bool", "bool")
+_INT = _GoType("int", "int", -(1 << 63), (1 << 63) - 1)
+_DURATION = _GoType("int", "time.Duration", -(1 << 63), (1 << 63) - 1)
+_UINT64 = _GoType("int", "uint64", 0, (1 << 64) - 1)
+_TIME = _GoType("time", "time.Time")
+
+
+def _enum(values: dict[str, str], error: str) -> _GoType:
+    return _GoType("enum", values={('"' + raw + '"').encode(): value
+                                   for raw, value in values.items()}, error=error)
 
 
 _CONFIG_FIELDS = {
@@ -278,8 +295,9 @@ _CONFIG_FIELDS = {
     "opt_start_seq": _UINT64, "opt_start_time": _TIME,
     "ack_policy": _enum({p: p for p in cc.ACK_POLICIES}, "can not unmarshal %q"),
     "ack_wait": _DURATION, "max_deliver": _INT,
-    "backoff": ("slice", "[]time.Duration", _DURATION),
-    "filter_subject": _STRING, "filter_subjects": ("slice", "[]string", _STRING),
+    "backoff": _GoType("slice", "[]time.Duration", element=_DURATION),
+    "filter_subject": _STRING,
+    "filter_subjects": _GoType("slice", "[]string", element=_STRING),
     "replay_policy": _enum({p: p for p in cc.REPLAY_POLICIES}, "can not unmarshal %q"),
     "rate_limit_bps": _UINT64, "sample_freq": _STRING, "max_waiting": _INT,
     "max_ack_pending": _INT, "flow_control": _BOOL, "headers_only": _BOOL,
@@ -287,14 +305,14 @@ _CONFIG_FIELDS = {
     "deliver_subject": _STRING, "deliver_group": _STRING, "idle_heartbeat": _DURATION,
     "inactive_threshold": _DURATION, "num_replicas": _INT, "mem_storage": _BOOL,
     "direct": _BOOL, "sourcing": _BOOL,
-    "metadata": ("map", "map[string]string", _STRING), "pause_until": _TIME,
-    "priority_groups": ("slice", "[]string", _STRING),
+    "metadata": _GoType("map", "map[string]string", element=_STRING), "pause_until": _TIME,
+    "priority_groups": _GoType("slice", "[]string", element=_STRING),
     "priority_policy": _enum({p: p for p in cc.PRIORITY_POLICIES},
                              "unknown priority policy: %v"),
     "priority_timeout": _DURATION,
 }
-_CONFIG = ("struct", "server.ConsumerConfig", _CONFIG_FIELDS)
-_REQUEST = ("struct", "server.CreateConsumerRequest", {
+_CONFIG = _GoType("struct", "server.ConsumerConfig", fields=_CONFIG_FIELDS)
+_REQUEST = _GoType("struct", "server.CreateConsumerRequest", fields={
     "stream_name": _STRING, "config": _CONFIG,
     "action": _enum({"": "", "create": "create", "update": "update"},
                     "unknown consumer action: %v"),
@@ -302,6 +320,8 @@ _REQUEST = ("struct", "server.CreateConsumerRequest", {
 })
 _KIND_NAMES = {"object": "object", "array": "array", "string": "string", "number": "number",
                "true": "bool", "false": "bool"}
+_SIGNED_TEXT = re.compile(r"-?[0-9]+")
+_UNSIGNED_TEXT = re.compile(r"[0-9]+")
 
 
 class _Decoder:
@@ -318,43 +338,44 @@ class _Decoder:
         into = where if isinstance(path[-1], int) else f"Go struct field {where}"
         return GoJSONError(f"json: cannot unmarshal {kind} into {into} of type {go_type}")
 
-    def decode(self, node: _Node, kind: tuple, path: list, current=None):
+    def decode(self, node: _Node, kind: _GoType, path: list, current=None):
         """The Go value `node` gives for a value of `kind` (`current`: what it held, for
         structs and maps, which JSON objects merge into); _KEEP for a null that
         leaves it."""
-        if kind[0] == "enum":
+        if kind.kind == "enum":
             raw = self.data[node.start:node.end]
-            if raw in kind[2]:
-                return kind[2][raw]
-            quoted = cc.go_strconv_quote(raw) if "%q" in kind[3] else raw.decode("utf-8", "replace")
-            raise GoJSONError(kind[3].replace("%q", quoted).replace("%v", quoted))
+            if raw in kind.values:
+                return kind.values[raw]
+            quoted = (cc.go_strconv_quote(raw) if "%q" in kind.error
+                      else raw.decode("utf-8", "replace"))
+            raise GoJSONError(kind.error.replace("%q", quoted).replace("%v", quoted))
         if node.kind == "null":
-            return None if kind[0] in ("time", "slice", "map") else _KEEP
-        handler = getattr(self, "_decode_" + kind[0])
+            return None if kind.kind in ("time", "slice", "map") else _KEEP
+        handler = getattr(self, "_decode_" + kind.kind)
         return handler(node, kind, path, current)
 
     def _decode_string(self, node, kind, path, current):
         if node.kind != "string":
-            raise self._type_error(node, kind[1], path)
+            raise self._type_error(node, kind.name, path)
         return node.value
 
     def _decode_bool(self, node, kind, path, current):
         if node.kind not in ("true", "false"):
-            raise self._type_error(node, kind[1], path)
+            raise self._type_error(node, kind.name, path)
         return node.kind == "true"
 
     def _decode_int(self, node, kind, path, current):
         if node.kind != "number":
-            raise self._type_error(node, kind[1], path)
+            raise self._type_error(node, kind.name, path)
         text = node.value
-        pattern = r"-?[0-9]+" if kind[2] < 0 else r"[0-9]+"
-        if not re.fullmatch(pattern, text) or not kind[2] <= int(text) <= kind[3]:
-            raise self._type_error(node, kind[1], path, literal=True)
+        pattern = _SIGNED_TEXT if kind.low < 0 else _UNSIGNED_TEXT
+        if not pattern.fullmatch(text) or not kind.low <= int(text) <= kind.high:
+            raise self._type_error(node, kind.name, path, literal=True)
         return int(text)
 
     def _decode_time(self, node, kind, path, current):
         if node.kind != "string":
-            raise self._type_error(node, kind[1], path)
+            raise self._type_error(node, kind.name, path)
         try:
             return cc.format_go_time(cc.parse_go_time(node.value))
         except cc.TimeParseError as exc:
@@ -362,26 +383,26 @@ class _Decoder:
 
     def _decode_slice(self, node, kind, path, current):
         if node.kind != "array":
-            raise self._type_error(node, kind[1], path)
+            raise self._type_error(node, kind.name, path)
         items = []
         for index, item in enumerate(node.value):
-            value = self.decode(item, kind[2], path + [index])
-            items.append(("" if kind[2] is _STRING else 0) if value is _KEEP else value)
+            value = self.decode(item, kind.element, path + [index])
+            items.append(("" if kind.element is _STRING else 0) if value is _KEEP else value)
         return items
 
     def _decode_map(self, node, kind, path, current):
         if node.kind != "object":
-            raise self._type_error(node, kind[1], path)
+            raise self._type_error(node, kind.name, path)
         out = dict(current or {})
         for key, item in node.value:
-            value = self.decode(item, kind[2], path + [key])
+            value = self.decode(item, kind.element, path + [key])
             out[key] = "" if value is _KEEP else value
         return out
 
     def _decode_struct(self, node, kind, path, current):
         if node.kind != "object":
-            raise self._type_error(node, kind[1], path)
-        fields, out = kind[2], dict(current or {})
+            raise self._type_error(node, kind.name, path)
+        fields, out = kind.fields, dict(current or {})
         for key, item in node.value:
             name = key if key in fields else key.lower() if key.isascii() else None
             if name not in fields:
@@ -394,7 +415,7 @@ class _Decoder:
         return out
 
 
-def _decode_values(data: bytes, kind: tuple, root: str, strict: bool) -> dict:
+def _decode_values(data: bytes, kind: _GoType, root: str, strict: bool) -> dict:
     """Every JSON value of the body decoded, one after another, into one Go value (as
     nats-server's json.Decoder loop does)."""
     scanner, decoder, out = _Scanner(data), _Decoder(data, strict), {}
