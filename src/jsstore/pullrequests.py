@@ -29,18 +29,18 @@ name is empty in that Go's text). This module reproduces both.
 `check_request` then runs the checks ``processNextMsgRequest`` makes against the consumer
 configuration before queueing, in nats-server's order (the first failing one answers):
 
-1. ``batch > max_batch`` (when max_batch > 0)          -> 409 Exceeded MaxRequestBatch of <n>
-2. ``expires > max_expires`` (both > 0)                 -> 409 Exceeded MaxRequestExpires of <Go duration>
-3. ``max_bytes > config max_bytes`` (both > 0)          -> 409 Exceeded MaxRequestMaxBytes of <n>
-4. JSON bodies only (they always carry a priority group, possibly empty):
-   a. ``min_pending`` or ``min_ack_pending`` set, policy not overflow
-                                                        -> 400 Bad Request - Not a Overflow Priority consumer
-   b. ``id`` set, policy not pinned_client               -> 400 Bad Request - Not a Pinned Client Priority consumer
-   c. ``priority`` outside 0..9 (any policy)              -> 400 Bad Request - Priority must be between 0 and 9
+1. ``batch > max_batch`` (when max_batch > 0): 409 Exceeded MaxRequestBatch of <n>
+2. ``expires > max_expires`` (both > 0): 409 Exceeded MaxRequestExpires of <Go duration>
+3. ``max_bytes`` over the configured max_bytes (both > 0): 409 Exceeded MaxRequestMaxBytes of <n>
+4. JSON bodies only (they always carry a priority group, possibly empty), any policy:
+   a. ``min_pending`` or ``min_ack_pending`` set, policy not overflow:
+      400 Bad Request - Not a Overflow Priority consumer
+   b. ``id`` set, policy not pinned_client: 400 Bad Request - Not a Pinned Client Priority consumer
+   c. ``priority`` outside 0..9: 400 Bad Request - Priority must be between 0 and 9
 5. JSON bodies on a consumer with a priority policy:
-   a. no ``group``                                       -> 400 Bad Request - Priority Group missing
-   b. ``group`` not in priority_groups                    -> 400 Bad Request - Invalid Priority Group
-   c. a client is pinned and ``id`` is another one        -> 423 Nats-Pin-Id mismatch
+   a. no ``group``: 400 Bad Request - Priority Group missing
+   b. ``group`` not in priority_groups: 400 Bad Request - Invalid Priority Group
+   c. a client is pinned and ``id`` is another one: 423 Nats-Pin-Id mismatch
 
 Before those (`check_pull_request` runs the lot): a push consumer answers ``409 Consumer is
 push based``, a ``Nats-Required-Api-Level`` above ours ``412 Required Api Level``, and a bad
