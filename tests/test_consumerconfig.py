@@ -477,6 +477,7 @@ STREAMS = [
     {"name": "W", "subjects": ["w.>"], "retention": "workqueue"},
     {"name": "M", "subjects": ["m.>"], "max_consumers": 1},
     {"name": "I", "subjects": ["i.>"], "retention": "interest"},
+    {"name": "V", "subjects": ["v.>"], "retention": "workqueue"},
 ]
 
 
@@ -527,6 +528,10 @@ STEPS: list[tuple[str, object]] = [
     (CREATE + "S.C22", req(config={"ack_policy": "flow_control", "deliver_subject": "q",
                                    "flow_control": True, "idle_heartbeat": SEC},
                            pedantic=True)),
+    (CREATE + "S.C23", req(config={"filter_subjects": ["foo.z"]})),
+    (CREATE + "S.C24", req(config={"deliver_group": "g", "headers_only": True, "max_batch": 2})),
+    (CREATE + "S.C25", req(config={"deliver_subject": "x25", "max_batch": 5, "max_bytes": 7,
+                                   "max_expires": 1})),
     (CREATE + "S." + "d" * 255, req(config={"durable_name": "d" * 255})),
     (DURABLE + "S.D1", req(config={"durable_name": "D1", "name": "Q"})),
     (CREATE + "S.X16", req(config={"DURABLE_NAME": "X16"})),
@@ -732,6 +737,13 @@ STEPS: list[tuple[str, object]] = [
                                "filter_subject": "w.e"})),
     (CREATE + "W.G", req("W", {"ack_policy": "flow_control", "deliver_subject": "gg",
                                "filter_subject": "w.g"})),
+    (CREATE + "V.S1", req("V", {"sourcing": True, "ack_policy": "explicit"})),
+    (CREATE + "V.A", req("V", {"ack_policy": "explicit", "filter_subject": "v.a"})),
+    (CREATE + "V.B", req("V", {"ack_policy": "explicit", "filter_subject": "v.b"})),
+    (CREATE + "V.D1", req("V", {"direct": True, "deliver_subject": "vd",
+                                "ack_policy": "explicit"})),
+    (CREATE + "V.A", req("V", {"ack_policy": "explicit", "filter_subject": "v.a2"})),
+    (CREATE + "V.A", req("V", {"ack_policy": "explicit", "filter_subject": "v.*"})),
     (CREATE + "M.M1", req("M")),
     (CREATE + "M.M2", req("M")),
     (CREATE + "M.M2", req("M", {"ack_policy": "bad"})),
