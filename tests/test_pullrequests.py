@@ -582,6 +582,11 @@ async def _max_bytes_statuses(client: RawClient) -> None:
     # a message bigger than what is left ends the request
     answers = await client.exchange(NEXT + "B", b'{"batch":2,"max_bytes":10,"expires":1000000000}', 0.3)
     assert [a[2] for a in answers] == [pr.message_size_exceeds_max_bytes(2, 10)]
+    # a batch of 0 (a JSON body without one) or below is served one message, then it ends
+    for body, payload in ((b'{"expires":1000000000}', b"payload-1"), (b"-5", b"payload-2")):
+        assert pr.parse_request(body).batch <= 0
+        answers = await client.exchange(NEXT + "B", body, 0.3)
+        assert [(a[2], a[3]) for a in answers] == [(None, payload)]
 
 
 async def _pins(client: RawClient) -> None:
