@@ -457,6 +457,19 @@ def test_plan_names_and_existing_consumers():
     assert plan.exists and plan.config.pause_until == "2099-01-01T00:00:00Z"
 
 
+def test_subject_checks_name_the_config():
+    request = ccreate.parse_create_request(b'{"stream_name":"S","config":{"name":"Y"}}')
+    assert ccreate.check_create_subject("S", "X", "", request).config.name == "X"
+    request = ccreate.parse_create_request(b'{"stream_name":"S","config":{"durable_name":"D"}}')
+    assert ccreate.check_durable_subject("S", "D", request).config.name == "D"
+    request = ccreate.parse_create_request(b'{"stream_name":"S","config":{"durable_name":"D"}}')
+    exc = error_of(ccreate.check_create_subject, "S", "", "", request)
+    assert isinstance(exc, api_errors.JSConsumerEphemeralWithDurableNameErr)
+    request = ccreate.parse_create_request(b'{"stream_name":"S","config":{"num_replicas":3}}')
+    exc = error_of(ccreate.check_create_subject, "S", "X", "", request)
+    assert isinstance(exc, api_errors.JSStreamReplicasNotSupportedErr)
+
+
 def test_create_error_response_shape():
     assert ccreate.create_error_response(api_errors.JSConsumerDoesNotExist()) == (
         b'{"type":"io.nats.jetstream.api.v1.consumer_create_response","error":'

@@ -543,6 +543,28 @@ def check_request(request: CreateConsumerRequest, target: CreateSubject) -> cc.C
     return config
 
 
+def parse_create_request(payload: bytes) -> CreateConsumerRequest:
+    """The body of a create request (``decode_request``)."""
+    return decode_request(payload)
+
+
+def check_create_subject(stream: str, consumer: str, filter: str,
+                         request: CreateConsumerRequest) -> CreateConsumerRequest:
+    """The request checks of ``CONSUMER.CREATE.<stream>[.<consumer>[.<filter>]]`` (no
+    consumer: the legacy ephemeral form); `request.config` gets the subject's names."""
+    form = "named" if consumer else "ephemeral"
+    request.config = check_request(request, CreateSubject(form, stream, consumer, filter))
+    return request
+
+
+def check_durable_subject(stream: str, durable: str,
+                          request: CreateConsumerRequest) -> CreateConsumerRequest:
+    """The request checks of ``CONSUMER.DURABLE.CREATE.<stream>.<durable>``;
+    `request.config` gets the durable's name."""
+    request.config = check_request(request, CreateSubject("durable", stream, durable))
+    return request
+
+
 @dataclass(frozen=True)
 class CreatePlan:
     """What a create request comes to: the consumer's name ("" for a new unnamed
