@@ -23,7 +23,13 @@ A configuration goes through nats-server's steps in this order (the API layer in
 
 ``encode`` writes Go's JSON of a configuration; ``wire_config`` adds the metadata keys
 nats-server adds to every answer (``_nats.level``, ``_nats.ver``), sorted as Go writes
-a map.  Errors are the generated API errors of ``jsstore.api.errors``.
+a map.  Errors are the generated API errors of ``jsstore.api.errors``.  ``ServerLimits``
+carries the server's and the account's JetStream limits that take part.
+
+nats-server 2.15 keeps a one-entry ``filter_subjects`` as it is, keeps ``num_replicas`` as
+given (0 included), and accepts filters outside the stream's subjects; so does this
+module.  Times are parsed and written as Go's ``time`` package does (``parse_go_time``,
+``format_go_time``), durations in errors as Go prints them (``go_duration``).
 """
 
 from __future__ import annotations
