@@ -8,8 +8,11 @@ rest of a ``+NXT`` ack); its body, after Go's bytes.TrimSpace, is read by
 * starting with ``{``: a ``JSApiConsumerGetNextRequest`` through Go's encoding/json
   (``expires``, ``batch``, ``max_bytes``, ``no_wait``, ``idle_heartbeat`` and the embedded
   priority group's ``group``, ``min_pending``, ``min_ack_pending``, ``id``, ``priority``).
-  Keys match case-insensitively, unknown keys are ignored, ``null`` leaves a field alone,
-  a later duplicate wins. A field left out is zero, so ``{"expires": ...}`` asks for a
+  Durations are integers of nanoseconds (``"1s"`` or ``1.5`` are type errors). Keys
+  match case-insensitively by Unicode simple folding (``MAX_BYTES``, ``expireſ``; the
+  underscores must be there), unknown keys are ignored, ``null`` leaves a field alone, a
+  later duplicate wins, invalid UTF-8 and unpaired surrogates in strings become U+FFFD.
+  A field left out is zero, so ``{"expires": ...}`` asks for a
   batch of 0, which nats-server serves as one message (the request ends after any
   delivery once its count is down to zero or below) while reporting the 0 in
   ``Nats-Pending-Messages``. An idle heartbeat more than half of ``expires`` (Go int64
@@ -23,8 +26,9 @@ built with Go 1.27, whose encoding/json runs on the v2 implementation: syntax is
 over the whole body first (``invalid character 'x' after object key:value pair``,
 ``unexpected end of JSON input``, ``invalid escape sequence `\\x` in string``,
 ``exceeded max depth`` past 10000 levels), then types, where the first mismatch wins
-(``json: cannot unmarshal string into Go struct field .batch of type int``; the struct
-name is empty in that Go's text). This module reproduces both.
+(``json: cannot unmarshal string into Go struct field .batch of type int``: the struct
+name is empty in that Go's text and the field is named as the body spells the key). This
+module reproduces both.
 
 `check_request` then runs the checks ``processNextMsgRequest`` makes against the consumer
 configuration before queueing, in nats-server's order (the first failing one answers):
