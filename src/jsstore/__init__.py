@@ -8,12 +8,20 @@
     js = jsstore.open(directory)      # the embedded JetStream API (jsstore.open() = in memory)
     js.add_stream(name="ORDERS", subjects=["orders.>"])
     js.publish("orders.new", b"payload")
+    js.add_consumer("ORDERS", jsstore.ConsumerConfig(durable_name="DISPATCH", ack_policy="explicit"))
+    sub = js.pull_subscribe("orders.>", "DISPATCH", stream="ORDERS")
+    for msg in sub.fetch(10, timeout=1.0):
+        msg.ack()
 """
 
 from jsstore.config import StoreOptions, StreamConfig
 from jsstore.filestore import FileStore, stream_dir
 from jsstore.memstore import MemStore
 from jsstore import errors
+from jsstore.consumerconfig import ConsumerConfig
+from jsstore.consumers import ConsumerInfo
+from jsstore.pullsub import JsMsg, PullSubscription
+
 from jsstore.jetstream import (AccountInfo, JetStream, NoStreamResponseError, PubAck, StoredMsg,
                                StreamInfo, open)
 
@@ -21,4 +29,5 @@ __version__ = "0.1.0"
 
 __all__ = ["FileStore", "MemStore", "StreamConfig", "StoreOptions", "errors", "stream_dir",
            "open", "JetStream", "PubAck", "StoredMsg", "StreamInfo", "AccountInfo",
-           "NoStreamResponseError", "__version__"]
+           "NoStreamResponseError", "ConsumerConfig", "ConsumerInfo", "JsMsg",
+           "PullSubscription", "__version__"]

@@ -37,6 +37,9 @@ class Msg(msgspec.Struct):
     data: bytes = b""
     hdr: bytes | None = None        # a raw NATS header block ("NATS/1.0\r\n...\r\n\r\n")
     reply: str | None = None
+    # where the message goes when that is not its subject: a consumer delivers a stored
+    # message (its own subject) to a pull request's reply inbox or a deliver subject
+    to: str | None = None
 
 
 class Subscription:
@@ -105,8 +108,9 @@ class Bus:
             return any(_subject_matches(subject, s.filter) for s in self._wildcard)
 
     def publish(self, msg: Msg) -> int:
-        """Deliver `msg` to every matching subscription; returns how many matched."""
-        subs = self._matching(msg.subject)
+        """Deliver `msg` to every subscription matching ``msg.to`` (when set) or its
+        subject; returns how many matched."""
+        subs = self._matching(msg.to or msg.subject)
         if not subs:
             return 0
         queue = getattr(self._local, "queue", None)

@@ -455,14 +455,16 @@ def with_static_metadata(cfg: ConsumerConfig) -> ConsumerConfig:
     return msgspec.structs.replace(cfg, metadata=metadata)
 
 
-def wire_config(cfg: ConsumerConfig) -> ConsumerConfig:
+def wire_config(cfg: ConsumerConfig, *, dynamic: bool = True) -> ConsumerConfig:
     """The configuration as nats-server answers it: the stored `_nats.req.level` (computed
-    when missing) plus `_nats.level` and `_nats.ver`, keys sorted as Go writes a map."""
+    when missing) plus, with `dynamic` (every answer but CONSUMER.LIST pages),
+    `_nats.level` and `_nats.ver`; keys sorted as Go writes a map."""
     metadata = {k: v for k, v in cfg.metadata.items()
                 if k not in (SERVER_LEVEL_KEY, SERVER_VERSION_KEY)}
     metadata.setdefault(REQUIRED_LEVEL_KEY, str(required_api_level(cfg)))
-    metadata[SERVER_LEVEL_KEY] = str(schemas.API_LEVEL)
-    metadata[SERVER_VERSION_KEY] = schemas.SERVER_VERSION
+    if dynamic:
+        metadata[SERVER_LEVEL_KEY] = str(schemas.API_LEVEL)
+        metadata[SERVER_VERSION_KEY] = schemas.SERVER_VERSION
     return with_zero_values(msgspec.structs.replace(cfg, metadata=metadata))
 
 

@@ -32,6 +32,7 @@ import msgspec
 from jsstore import config as store_config
 from jsstore import advisories, batches, expiry
 from jsstore.bus import Bus, Msg
+from jsstore.consumers import ConsumersMixin
 from jsstore.timers import TimerThread
 from jsstore.stream import PubAck, Stream, pub_error_json
 from jsstore import headers as header_block
@@ -52,8 +53,9 @@ NANOS_PER_SECOND = 1_000_000_000
 # stream features beyond the basics that this JetStream implements
 FEATURES = frozenset({"counters", "batches", "schedules", "expiry", "ttl",
                       "subject_delete_markers", "republish", "direct_get", "advisories",
-                      "mirrors", "sources", "snapshots"})
+                      "mirrors", "sources", "snapshots", "consumers"})
 _STREAM_ADVISORY = {"create": "CREATED", "modify": "UPDATED", "delete": "DELETED"}
+PULL_REQUEST_PREFIX = "$JS.API.CONSUMER.MSG.NEXT."
 ROUTE_CACHE_LIMIT = 1 << 16     # publish subjects remembered before the cache starts over
 # Go's encoding/json escapes these inside strings; meta.inf is written the same way.
 _GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
@@ -145,8 +147,8 @@ def meta_info_json(config: StreamConfig, created: str) -> bytes:
     return data
 
 
-class JetStream:
-    """An account's streams over one store directory (or in memory)."""
+class JetStream(ConsumersMixin):
+    """An account's streams and their consumers over one store directory (or in memory)."""
 
     def __init__(self, directory: str | os.PathLike | None = None,
                  options: StoreOptions | None = None, *,
@@ -170,6 +172,7 @@ class JetStream:
         self._inboxes = itertools.count(1)   # request() reply subjects
         self._sources = None  # the SourceManager, once a stream has a mirror or sources
         self._batches = batches.BatchRegistry()   # atomic batches being staged
+        self._init_consumers()
         if self.directory is not None:
             self._recover()
 
@@ -209,6 +212,8 @@ class JetStream:
             self._streams[name] = self._new_stream(config, store, created, recovered=True)
         for stream in list(self._streams.values()):
             self._stream_changed(stream)
+        for stream in list(self._streams.values()):
+            self._recover_consumers(stream)
 
     def _new_stream(self, config: StreamConfig, store, created: str, *,
                     recovered: bool = False) -> Stream:
@@ -216,6 +221,10 @@ class JetStream:
                         wall_clock=self.clock is time.time_ns, emit=self._emit)
         stream.on_due = self._due
         return stream
+
+    @property
+    def _wall_clock(self) -> bool:
+        return self.clock is time.time_ns
 
     def _due(self, at: int) -> None:
         """Some stream has timed work at `at` (Unix ns)."""
@@ -251,6 +260,9 @@ class JetStream:
                 for due in (expiry.expire(stream, now), stream.fire_schedules(now)):
                     if due is not None and (next_due is None or due < next_due):
                         next_due = due
+            due = self._tick_consumers(now)
+            if due is not None and (next_due is None or due < next_due):
+                next_due = due
             return next_due
 
     def _stream_changed(self, stream: Stream) -> None:
@@ -309,8 +321,9 @@ class JetStream:
         if self._sources is not None:
             mirror = self._sources.mirror_info(stream.name)
             sources = self._sources.sources_info(stream.name) or None
-        return StreamInfo(config=stream.config, created=stream.created,
-                          state=state if state is not None else stream.store.state(),
+        state = state if state is not None else stream.store.state()
+        state.consumer_count = self.consumer_count(stream.name)
+        return StreamInfo(config=stream.config, created=stream.created, state=state,
                           mirror=mirror, sources=sources)
 
     # -- streams ------------------------------------------------------------------------
@@ -380,6 +393,7 @@ class JetStream:
             if self._sources is not None:
                 self._sources.detach(name)
             self._batches.discard(name)
+            self._stream_gone(name)
             stream.store.delete()
             self._advise_stream(name, "delete")
             return True
@@ -412,7 +426,7 @@ class JetStream:
             memory = storage = consumers = 0
             for stream in self._streams.values():
                 state = stream.store.fast_state()
-                consumers += state.consumer_count
+                consumers += self.consumer_count(stream.name)
                 if stream.config.storage == "memory":
                     memory += state.bytes
                 else:
@@ -562,10 +576,13 @@ class JetStream:
                 raise api_errors.JSStreamPurgeFailedF(err="stream purge not permitted")
             try:
                 if filter or seq > 0 or keep > 0:
-                    return stream.store.purge_ex(filter or "", seq, keep)
-                return stream.store.purge()
+                    purged = stream.store.purge_ex(filter or "", seq, keep)
+                else:
+                    purged = stream.store.purge()
             except StoreError as exc:
                 raise api_errors.JSStreamGeneralErrorF(err=str(exc)) from exc
+            self._stream_purged(stream, filter or "")
+            return purged
 
     # -- messages in, answers out ---------------------------------------------------------
     def _router(self):
@@ -598,8 +615,17 @@ class JetStream:
         def send(hdr: bytes | None, data: bytes) -> None:
             answers.append(Msg(inbox, data, hdr))
         self._check_open()
-        self._router().dispatch(subject, bytes(payload or b""), encode_headers(headers), send,
-                                inbox)
+        # a pull request is served on the bus (now and as messages arrive): listen to its
+        # reply subject while the request is answered, then let the request go
+        pull = subject.startswith(PULL_REQUEST_PREFIX)
+        sub = self.bus.subscribe(inbox, answers.append) if pull else None
+        try:
+            self._router().dispatch(subject, bytes(payload or b""), encode_headers(headers),
+                                    send, inbox)
+        finally:
+            if sub is not None:
+                sub.unsubscribe()
+                self._reader_gone(subject, inbox)
         return answers
 
     def request(self, subject: str, payload: bytes = b"",
@@ -624,6 +650,7 @@ class JetStream:
         if self._api is not None and self._api._snapshots is not None:
             self._api._snapshots.close()   # pending snapshot/restore transfers
         with self._lock:
+            self._stop_consumers()
             for stream in self._streams.values():
                 stream.store.stop()
 

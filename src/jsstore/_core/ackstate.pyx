@@ -75,6 +75,25 @@ cdef class AckState:
         cdef MapEntry* entry = map_find(&self.pending, sseq)
         return None if entry == NULL else (entry.value, entry.ts)
 
+    def next_pending_above(self, uint64_t sseq):
+        """(stream seq, delivery seq) of the lowest pending seq above sseq, or None."""
+        cdef uint64_t found = order_next_above(&self.order, sseq)
+        if found == 0:
+            return None
+        cdef MapEntry* entry = map_find(&self.pending, found)
+        return None if entry == NULL else (found, entry.value)
+
+    def pending_items(self):
+        """Every pending entry as (stream seq, delivery seq, timestamp), ascending."""
+        cdef list out = []
+        cdef MapEntry* entry
+        cdef size_t i = order_next_live(&self.order, self.order.head)
+        while i < self.order.count:
+            entry = map_find(&self.pending, self.order.seqs[i])
+            out.append((entry.key, entry.value, entry.ts))
+            i = order_next_live(&self.order, i + 1)
+        return out
+
     def redelivery_count(self, uint64_t sseq):
         """How many times sseq was redelivered (0 when not recorded)."""
         cdef MapEntry* entry = map_find(&self.redelivered, sseq)

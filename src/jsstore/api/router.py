@@ -14,12 +14,17 @@ from jsstore import advisories
 from jsstore import headers as header_block
 from jsstore.api import errors as api_errors
 from jsstore.api import schemas
+from jsstore.api.consumers import ConsumerApi
 from jsstore.api.streams import StreamApi, go_encode
 from jsstore.stream import pub_error_json
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
 
 DIRECT_GET_PREFIX = schemas.API_PREFIX + "DIRECT.GET."
+PULL_REQUEST_PREFIX = schemas.API_PREFIX + "CONSUMER.MSG.NEXT."
+CONSUMER_PREFIX = schemas.API_PREFIX + "CONSUMER."
+ACK_PREFIX = "$JS.ACK."
+FLOW_CONTROL_PREFIX = "$JS.FC."
 SNAPSHOT_PREFIX = "$JS.SNAPSHOT."
 REQUIRED_API_LEVEL = "Nats-Required-Api-Level"
 AUDIT_SUBJECT = advisories.ADVISORY_PREFIX + ".API"
@@ -31,6 +36,7 @@ class Router:
     def __init__(self, js):
         self.js = js
         self.streams = StreamApi(js)
+        self.consumers = ConsumerApi(js)
         self._snapshots = None      # the snapshot/restore sessions, made on first use
 
     def snapshots(self):
@@ -46,6 +52,10 @@ class Router:
         if subject.startswith(SNAPSHOT_PREFIX):
             from jsstore.bus import Msg
             return self.snapshots().handle(Msg(subject, payload, hdr, reply), send)
+        if subject.startswith(ACK_PREFIX):
+            return self._ack(subject, payload, reply, send)
+        if subject.startswith(FLOW_CONTROL_PREFIX):
+            return self._flow_control(subject, hdr)
         return self._publish(subject, payload, hdr, send)
 
     # -- $JS.API.* ----------------------------------------------------------------------
@@ -53,6 +63,11 @@ class Router:
              reply: str | None) -> bool:
         if subject.startswith(DIRECT_GET_PREFIX):
             return self._direct_get(subject[len(DIRECT_GET_PREFIX):], payload, hdr, send)
+        if subject.startswith(PULL_REQUEST_PREFIX):
+            return self._pull_request(subject[len(PULL_REQUEST_PREFIX):], payload, hdr, reply,
+                                      send)
+        if subject.startswith(CONSUMER_PREFIX):
+            return self._consumer_api(subject, payload, hdr, send)
         resolved = self.streams.resolve(subject)
         if resolved is None:
             return self._snapshot_request(subject, payload, reply, send)
@@ -65,6 +80,75 @@ class Router:
         answer = self.streams.answer(resolved, payload)
         send(None, answer)
         self._audit(subject, payload, answer)
+        return True
+
+    def _consumer_api(self, subject: str, payload: bytes, hdr: bytes | None,
+                      send: Send) -> bool:
+        resolved = self.consumers.resolve(subject)
+        if resolved is None:
+            return False
+        level = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
+        if level is not None and not _level_supported(level):
+            send(None, go_encode(self.consumers.error_response(
+                resolved[0], api_errors.JSRequiredApiLevelErr())))
+            return True
+        with self.js._lock:
+            answer = self.consumers.answer(resolved, payload, subject)
+        self.streams._count(True, error=answer.find(b'"error":') >= 0)
+        send(None, answer)
+        self._audit(subject, payload, answer)
+        return True
+
+    # -- consumers: pull requests, acks, flow control ---------------------------------------
+    def _pull_request(self, rest: str, payload: bytes, hdr: bytes | None, reply: str | None,
+                      send: Send) -> bool:
+        """$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>: a pull request; its answers go to
+        the reply subject on the bus (now and as messages arrive)."""
+        stream, dot, name = rest.partition(".")
+        js = self.js
+        with js._lock:
+            consumer = js._consumers.get(stream, {}).get(name) if dot else None
+            if consumer is None:
+                return False            # nats-server has no subscription there: no responders
+            if not reply:
+                return True
+            level = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
+            if level is not None and not _level_supported(level):
+                from jsstore import pullrequests
+                send(pullrequests.required_api_level(), b"")
+                return True
+            consumer.request_next(reply, payload)
+        return True
+
+    def _ack(self, subject: str, payload: bytes, reply: str | None, send: Send) -> bool:
+        """$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<dseq>.<ts>.<pending>: an ack."""
+        js = self.js
+        tokens = subject.split(".")
+        if len(tokens) >= 11:
+            stream, name = tokens[4], tokens[5]
+        elif len(tokens) == 9:
+            stream, name = tokens[2], tokens[3]
+        else:
+            return False
+        with js._lock:
+            consumer = js._consumers.get(stream, {}).get(name)
+            if consumer is None:
+                return False
+            if consumer.process_ack(subject, payload, reply or ""):
+                send(None, b"")        # the double ack: applied
+        return True
+
+    def _flow_control(self, subject: str, hdr: bytes | None) -> bool:
+        """$JS.FC.<stream>.<consumer>.<id>: a push client answered a flow control request."""
+        tokens = subject.split(".")
+        if len(tokens) != 5:
+            return False
+        js = self.js
+        with js._lock:
+            consumer = js._consumers.get(tokens[2], {}).get(tokens[3])
+            if consumer is None:
+                return False
+            consumer.process_flow_control(subject, hdr)
         return True
 
     def _audit(self, subject: str, request: bytes, response: bytes) -> None:

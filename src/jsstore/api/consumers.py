@@ -1,0 +1,221 @@
+"""The consumer part of the JetStream wire API: ``$JS.API.CONSUMER.*`` answered in process.
+
+    CONSUMER.CREATE.<stream>[.<consumer>[.<filter>]]   CONSUMER.DURABLE.CREATE.<stream>.<durable>
+    CONSUMER.INFO.<stream>.<consumer>                  CONSUMER.DELETE.<stream>.<consumer>
+    CONSUMER.NAMES.<stream>   CONSUMER.LIST.<stream>   CONSUMER.PAUSE.<stream>.<consumer>
+    CONSUMER.UNPIN.<stream>.<consumer>
+
+``ConsumerApi(js).resolve(subject)`` names the handler for a subject (None: not one of
+these); ``answer`` runs it and writes nats-server's JSON (the response ``type`` first,
+then the result or the error).  ``CONSUMER.MSG.NEXT`` (pull requests) is not a JSON
+request: the router hands it to the consumer directly.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import msgspec
+
+from jsstore import consumercreate
+from jsstore.api import errors as api_errors
+from jsstore.api.streams import _decode, go_encode, go_time, is_empty_request
+from jsstore.consumerconfig import wire_config
+from jsstore.consumers import ConsumerInfo
+
+TYPE_PREFIX = "io.nats.jetstream.api.v1."
+CREATE_TYPE = TYPE_PREFIX + "consumer_create_response"
+INFO_TYPE = TYPE_PREFIX + "consumer_info_response"
+DELETE_TYPE = TYPE_PREFIX + "consumer_delete_response"
+NAMES_TYPE = TYPE_PREFIX + "consumer_names_response"
+LIST_TYPE = TYPE_PREFIX + "consumer_list_response"
+PAUSE_TYPE = TYPE_PREFIX + "consumer_pause_response"
+UNPIN_TYPE = TYPE_PREFIX + "consumer_unpin_response"
+NAMES_LIMIT = 1024                  # JSApiNamesLimit
+LIST_LIMIT = 256                    # JSApiListLimit
+PREFIX = "$JS.API.CONSUMER."
+
+
+class ConsumerInfoResponse(ConsumerInfo, kw_only=True):
+    """CONSUMER.CREATE / CONSUMER.INFO: the response type, then the consumer's info."""
+    type: str
+
+
+class ErrorResponse(msgspec.Struct):
+    type: str
+    error: dict
+
+
+class NamesError(msgspec.Struct):
+    type: str
+    error: dict
+    total: int = 0
+    offset: int = 0
+    limit: int = 0
+    consumers: None = None
+
+
+class NamesResponse(msgspec.Struct):
+    type: str
+    total: int
+    offset: int
+    limit: int
+    consumers: list[str]
+
+
+class ListResponse(msgspec.Struct):
+    type: str
+    total: int
+    offset: int
+    limit: int
+    consumers: list[ConsumerInfo]
+
+
+class DeleteResponse(msgspec.Struct):
+    type: str
+    success: bool = True
+
+
+class PauseResponse(msgspec.Struct, omit_defaults=True, kw_only=True):
+    type: str
+    paused: bool                # always written (Go has no omitempty on it)
+    pause_until: str
+    pause_remaining: int = 0
+
+
+class UnpinResponse(msgspec.Struct):
+    type: str
+
+
+class PagedRequest(msgspec.Struct):
+    offset: int = 0
+
+
+class PauseRequest(msgspec.Struct):
+    pause_until: str | None = None
+
+
+class UnpinRequest(msgspec.Struct):
+    group: str = ""
+
+
+def _info_fields(info: ConsumerInfo) -> dict:
+    """The info's fields, its config as the wire shows it."""
+    fields = {f: getattr(info, f) for f in info.__struct_fields__}
+    fields["config"] = wire_config(info.config)
+    return fields
+
+
+class ConsumerApi:
+    """Routes ``$JS.API.CONSUMER.*`` subjects of one embedded JetStream."""
+
+    def __init__(self, js):
+        self.js = js
+        # prefix -> (response type, handler(tokens, payload), how many name tokens)
+        self._routes: list[tuple[str, str, Callable, int]] = [
+            ("DURABLE.CREATE.", CREATE_TYPE, self.create, 2),
+            ("CREATE.", CREATE_TYPE, self.create, 0),
+            ("INFO.", INFO_TYPE, self.info, 2),
+            ("DELETE.", DELETE_TYPE, self.delete, 2),
+            ("NAMES.", NAMES_TYPE, self.names, 1),
+            ("LIST.", LIST_TYPE, self.listing, 1),
+            ("PAUSE.", PAUSE_TYPE, self.pause, 2),
+            ("UNPIN.", UNPIN_TYPE, self.unpin, 2),
+        ]
+
+    def resolve(self, subject: str) -> tuple[str, Callable, list[str]] | None:
+        """(response type, handler, subject tokens after the prefix), or None."""
+        if not subject.startswith(PREFIX):
+            return None
+        rest = subject[len(PREFIX):]
+        for prefix, response_type, handler, count in self._routes:
+            if not rest.startswith(prefix):
+                continue
+            tokens = rest[len(prefix):].split(".")
+            if any(not t for t in tokens):
+                return None
+            if count and len(tokens) != count:
+                return None
+            if not count and not 1 <= len(tokens):
+                return None
+            return response_type, handler, tokens
+        return None
+
+    def answer(self, resolved, payload: bytes, subject: str) -> bytes:
+        response_type, handler, tokens = resolved
+        try:
+            return go_encode(handler(response_type, tokens, bytes(payload or b""), subject))
+        except api_errors.ApiError as exc:
+            return go_encode(self.error_response(response_type, exc))
+
+    @staticmethod
+    def error_response(response_type: str, exc: api_errors.ApiError) -> msgspec.Struct:
+        if response_type in (NAMES_TYPE, LIST_TYPE):
+            return NamesError(type=response_type, error=exc.to_dict())
+        return ErrorResponse(type=response_type, error=exc.to_dict())
+
+    # -- create ---------------------------------------------------------------------------
+    def create(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
+        """CONSUMER.CREATE.<stream>[.<consumer>[.<filter>]] and
+        CONSUMER.DURABLE.CREATE.<stream>.<durable>."""
+        target = consumercreate.parse_create_subject(subject)
+        if target is None:
+            raise api_errors.JSInvalidJSONErr(err="bad create subject")
+        request = consumercreate.decode_request(payload)
+        info = self.js.create_consumer(target, request)
+        return ConsumerInfoResponse(type=response_type, **_info_fields(info))
+
+    # -- read -----------------------------------------------------------------------------
+    def info(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
+        if not is_empty_request(payload):
+            raise api_errors.JSNotEmptyRequestErr()
+        info = self.js.consumer_info(tokens[0], tokens[1])
+        return ConsumerInfoResponse(type=response_type, **_info_fields(info))
+
+    def _offset(self, payload: bytes) -> int:
+        if is_empty_request(payload):
+            return 0
+        return max(_decode(payload, PagedRequest).offset, 0)
+
+    def names(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
+        offset = self._offset(payload)
+        names = self.js.consumer_names(tokens[0])
+        offset = min(offset, len(names))
+        return NamesResponse(type=response_type, total=len(names), offset=offset,
+                             limit=NAMES_LIMIT, consumers=names[offset:offset + NAMES_LIMIT])
+
+    def listing(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
+        offset = self._offset(payload)
+        infos = self.js.consumers_info(tokens[0])
+        offset = min(offset, len(infos))
+        page = [msgspec.structs.replace(i, config=wire_config(i.config, dynamic=False))
+                for i in infos[offset:offset + LIST_LIMIT]]
+        return ListResponse(type=response_type, total=len(infos), offset=offset,
+                            limit=LIST_LIMIT, consumers=page)
+
+    # -- change ---------------------------------------------------------------------------
+    def delete(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
+        if not is_empty_request(payload):
+            raise api_errors.JSNotEmptyRequestErr()
+        self.js.delete_consumer(tokens[0], tokens[1])
+        return DeleteResponse(type=response_type)
+
+    def pause(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
+        until = 0
+        if not is_empty_request(payload):
+            request = _decode(payload, PauseRequest)
+            if request.pause_until:
+                from jsstore.consumer import rfc3339_ns
+                until = rfc3339_ns(request.pause_until)
+        info = self.js.pause_consumer(tokens[0], tokens[1], until)
+        now = self.js.clock()
+        return PauseResponse(type=response_type, paused=info.paused,
+                             pause_until=go_time(until) if until > 0 else go_time(0),
+                             pause_remaining=until - now if info.paused else 0)
+
+    def unpin(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
+        request = UnpinRequest()
+        if not is_empty_request(payload):
+            request = _decode(payload, UnpinRequest)
+        self.js.unpin_consumer(tokens[0], tokens[1], request.group)
+        return UnpinResponse(type=response_type)
