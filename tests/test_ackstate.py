@@ -486,3 +486,45 @@ def test_decode_never_crashes_on_damaged_encodings(data):
         decode(bytes(buf[:cut]))
     except CorruptStreamState:
         pass
+
+
+def _plain_scan(items, now, ack_wait, keep_from, next_wait, backoff, rdc):
+    """checkPending's pass written plainly over (sseq, dseq, ts) items."""
+    stale, expired = [], []
+    for seq, dseq, ts in items:
+        if seq < keep_from:
+            stale.append((seq, dseq))
+            continue
+        elapsed, deadline = now - ts, ack_wait
+        if backoff:
+            dc = max(rdc.get(seq, 0), 0)
+            nbi = dc + 1
+            if dc + 1 >= len(backoff):
+                dc = nbi = len(backoff) - 1
+            deadline = backoff[dc]
+            next_wait = min(next_wait, backoff[nbi])
+        if elapsed >= deadline:
+            expired.append(seq)
+        elif deadline - elapsed < next_wait:
+            next_wait = deadline - elapsed
+    return stale, expired, next_wait
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(1, 60), st.integers(0, 100)), max_size=40),
+       st.integers(0, 30), st.integers(0, 120), st.booleans(),
+       st.dictionaries(st.integers(1, 60), st.integers(-1, 5)))
+def test_scan_pending_matches_check_pending(deliveries, acks, now, with_backoff, rdc):
+    state = AckState("explicit")
+    dseq = 0
+    for sseq, ts in sorted(deliveries):
+        dseq += 1
+        state.update_delivered(dseq, sseq, 1, ts)
+    for sseq, _dseq, _ts in state.pending_items()[:acks:3]:
+        state.update_acks(state.pending_entry(sseq)[0], sseq)
+    backoff = [10, 20, 40] if with_backoff else None
+    items = state.pending_items()
+    keep_from = items[len(items) // 3][0] if items else 0
+    got = state.scan_pending(now, 30, keep_from, 1000, backoff, rdc)
+    assert got == _plain_scan(items, now, 30, keep_from, 1000, backoff, rdc)
+    assert got[1] == sorted(got[1])

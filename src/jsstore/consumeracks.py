@@ -229,26 +229,13 @@ class AckMixin:
             return
         first = self.stream.store.fast_state().first_seq
         nxt = self._ack_wait_for(0) if not self.backoff else self.backoff[-1]
-        expired = []
-        dropped = False
-        for seq, (dseq, ts) in self._pending_items():
-            if seq < first or seq <= self.asflr:
-                self._forget_pending(seq, dseq)
-                dropped = True
-                continue
-            elapsed, deadline = now - ts, self.ack_wait
-            if self.backoff:
-                dc = max(self.rdc.get(seq, 0), 0)
-                nbi = dc + 1
-                if dc + 1 >= len(self.backoff):
-                    dc = nbi = len(self.backoff) - 1
-                deadline = self.backoff[dc]
-                nxt = min(nxt, self.backoff[nbi])
-            if elapsed >= deadline:
-                if seq not in self.rdq and not self._has_max_deliveries(seq):
-                    expired.append(seq)
-            elif deadline - elapsed < nxt:
-                nxt = deadline - elapsed
+        stale, due, nxt = self.acks.scan_pending(now, self.ack_wait, max(first, self.asflr + 1),
+                                                 nxt, self.backoff or None, self.rdc)
+        for seq, dseq in stale:
+            self._forget_pending(seq, dseq)
+        dropped = bool(stale)
+        expired = [seq for seq in due
+                   if seq not in self.rdq and not self._has_max_deliveries(seq)]
         if expired:
             offset = now - self.acks.pending_entry(expired[0])[1]
             for seq in expired:

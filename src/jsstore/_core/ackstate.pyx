@@ -94,6 +94,49 @@ cdef class AckState:
             i = order_next_live(&self.order, i + 1)
         return out
 
+    def scan_pending(self, int64_t now, int64_t ack_wait, uint64_t keep_from,
+                     int64_t next_wait, list backoff=None, dict rdc=None):
+        """One pass of nats-server's checkPending over the pending seqs, in C.
+
+        Returns (stale, expired, next_wait): stale is [(stream seq, delivery seq)] of the
+        pending seqs below keep_from (gone from the stream, or at or below the consumer's
+        ack floor); expired the stream seqs, ascending, whose deadline has passed: the
+        ack wait, or with a backoff list the step for the seq's redelivery count in rdc
+        (the last step once past the end); next_wait the least time left to any other
+        deadline, starting from the given next_wait (with backoff also each counted seq's
+        next step)."""
+        cdef list stale = [], expired = []
+        cdef MapEntry* entry
+        cdef uint64_t seq
+        cdef int64_t elapsed, deadline, step
+        cdef Py_ssize_t dc, nbi, steps = len(backoff) if backoff else 0
+        cdef size_t i = order_next_live(&self.order, self.order.head)
+        while i < self.order.count:
+            seq = self.order.seqs[i]
+            i = order_next_live(&self.order, i + 1)
+            entry = map_find(&self.pending, seq)
+            if seq < keep_from:
+                stale.append((seq, entry.value))
+                continue
+            elapsed = now - entry.ts
+            deadline = ack_wait
+            if steps:
+                dc = rdc.get(seq, 0) if rdc else 0
+                if dc < 0:
+                    dc = 0
+                nbi = dc + 1
+                if dc + 1 >= steps:
+                    dc = nbi = steps - 1
+                deadline = backoff[dc]
+                step = backoff[nbi]
+                if step < next_wait:
+                    next_wait = step
+            if elapsed >= deadline:
+                expired.append(seq)
+            elif deadline - elapsed < next_wait:
+                next_wait = deadline - elapsed
+        return stale, expired, next_wait
+
     def redelivery_count(self, uint64_t sseq):
         """How many times sseq was redelivered (0 when not recorded)."""
         cdef MapEntry* entry = map_find(&self.redelivered, sseq)
