@@ -145,6 +145,10 @@ class Consumer(AckMixin, PullMixin, PushMixin):
         self.maxp = config.max_ack_pending or 0
         self.sfreq = sample_frequency(config.sample_freq)
         self.is_pull = not config.deliver_subject
+        self.headers_only = bool(config.headers_only)
+        self.pinned_client = config.priority_policy == "pinned_client"
+        # pull requests need no pins, priorities or overflow checks
+        self.plain_pull = self.is_pull and (config.priority_policy or "none") == "none"
         self.ack_prefix = f"$JS.ACK.{self.stream.name}.{self.name}."
         self._update_inactive_threshold()
 
@@ -318,33 +322,36 @@ class Consumer(AckMixin, PullMixin, PushMixin):
                 return
             if dc == 1:
                 self.npc -= 1
-            pending = self.num_pending()
-            ack_reply = f"{self.ack_prefix}{dc}.{msg.seq}.{self.dseq}.{msg.ts}.{pending}"
+            pending = self.npc if self.npc > 0 else 0
+            seq = msg.seq
+            ack_reply = f"{self.ack_prefix}{dc}.{seq}.{self.dseq}.{msg.ts}.{pending}"
             hdr, payload = msg.hdr, msg.msg
-            if self.config.headers_only:
+            if self.headers_only:
                 hdr, payload = headers_only(hdr, payload), b""
-            size = len(msg.subject) + len(ack_reply) + len(hdr or b"") + len(payload)
+            size = len(msg.subject) + len(ack_reply) + len(payload)
+            if hdr:
+                size += len(hdr)
             sink = None
             wrn = wrb = 0
             if self.is_pull:
                 wr = self.next_waiting(size, now)
                 if wr is None:
-                    self._put_back(msg.seq, dc)
+                    self._put_back(seq, dc)
                     self.process_waiting(True, now)
                     return
                 dsubj, sink, wrn, wrb = wr.reply, wr.sink, wr.n, wr.max_bytes
-                if self.config.priority_policy == "pinned_client":
+                if self.pinned_client:
                     hdr = _with_header(hdr, "Nats-Pin-Id", self.pin_id)
-                if wr.n > 0 and wr.heartbeat:
+                if wrn > 0 and wr.heartbeat:
                     wr.next_heartbeat = now + wr.heartbeat
             else:
                 dsubj = self.deliver_subject
                 hold = self._pace(msg, size, now)
                 if hold:
-                    self._put_back(msg.seq, dc)
+                    self._put_back(seq, dc)
                     self._schedule(hold)
                     return
-            self._deliver(dsubj, ack_reply, msg, hdr, payload, dc, pending, sink, now)
+            self._deliver(dsubj, ack_reply, msg, hdr, payload, dc, pending, sink, now, size)
             if wrn <= 0 and wrb > 0:
                 self._status(dsubj, pullrequests.batch_completed(wrn, wrb), sink)
 
@@ -403,33 +410,36 @@ class Consumer(AckMixin, PullMixin, PushMixin):
         return msg, 1, None
 
     def _deliver(self, dsubj: str, ack_reply: str, msg, hdr, payload, dc: int, pending: int,
-                 sink, now: int) -> None:
-        """deliverMsg: take a delivery sequence, track it, send it."""
+                 sink, now: int, size: int) -> None:
+        """deliverMsg: take a delivery sequence, track it, send it (`size`: what the
+        delivery counts against max_bytes and flow control)."""
         dseq = self.dseq
-        self.dseq += 1
+        self.dseq = dseq + 1
         seq = msg.seq
         out = Msg(msg.subject, payload, hdr or None, ack_reply, dsubj)
-        size = len(msg.subject) + len(ack_reply) + len(hdr or b"") + len(payload)
         if self.maxpb > 0:
             self.pbytes += size
         self.store.update_delivered(dseq, seq, dc, now)
         self.ldt = now
         if self.ack_policy == "none":
             self.adflr, self.asflr = dseq, seq
-        else:
+        elif self.backoff or not self.ptmr_due:
             self._track_pending(seq, now)
+        elif self.ptmr_due > now + self.ack_wait + ACK_WAIT_DELAY:
+            self._reset_ptmr(now + self.ack_wait + ACK_WAIT_DELAY)
         if sink is not None:
             sink(out, (seq, dseq, dc, msg.ts, pending))
         else:
             self.js.bus.publish(out)
         if self.maxpb > 0 and self._need_flow_control(size):
             self._send_flow_control()
-        if self.is_pull and self.dthresh > 0:
-            self.waiting.last = now
+        if self.is_pull:
+            if self.dthresh > 0:
+                self.waiting.last = now
+        else:
+            self._delivered_push(now)
         if self.ack_policy == "none" and self.stream.retention is not None:
             self.stream.ack(self.name, seq)
-        if not self.is_pull:
-            self._delivered_push(now)
 
     def _track_pending(self, sseq: int, now: int) -> None:
         """trackPending: the ack timer must fire by this message's deadline."""

@@ -113,6 +113,12 @@ class PullMixin:
         """nextWaiting: the request the next message (of `size` bytes) goes to, after
         expiring, pinning, cycling and max_bytes checks; None when none can take it."""
         waiting = self.waiting
+        if self.plain_pull and waiting:
+            # the usual case: the head request takes it (no pins, priorities or byte limit)
+            wr = waiting.peek()
+            if ((not wr.expires or now < wr.expires) and not wr.max_bytes
+                    and (wr.sink is not None or self.js.bus.has_interest(wr.reply))):
+                return waiting.pop()
         policy = self.config.priority_policy or "none"
         need_pin = not self.pin_id and policy == "pinned_client"
         cycled = 0

@@ -124,6 +124,7 @@ class PullSubscription:
         js = self._js
         got: list[JsMsg] = []
         arrived = threading.Event()
+        woken: list[bool] = []         # set the event once, not per message
         timeout_ns = int((timeout or 0) * SECOND)
         self._inboxes += 1
         inbox = f"_INBOX.fetch.{self.stream}.{self.consumer}.{self._inboxes}"
@@ -134,7 +135,9 @@ class PullSubscription:
             def sink(msg, meta=None):
                 if meta is not None:
                     got.append(JsMsg(js, consumer, msg, meta))
-                arrived.set()
+                if not woken:
+                    woken.append(True)
+                    arrived.set()
             body = (b'{"batch":%d,"expires":%d}' % (batch, timeout_ns) if timeout_ns
                     else b'{"batch":%d,"no_wait":true}' % batch)
             wr = consumer.request_next(inbox, body, sink=sink)
