@@ -8,7 +8,8 @@ from libc.stdlib cimport free
 from jsstore._core.seqmap cimport (MapEntry, SeqMap, MAP_MIN_CAPACITY, map_init, map_free,
                                    map_find, map_upsert, map_remove, map_reset, map_sorted_keys,
                                    order_free, order_clear, order_append, order_rebuild,
-                                   order_next_live, order_kill, order_next_above)
+                                   order_next_live, order_kill, order_next_above,
+                                   map_remove_entry)
 from jsstore._core.odat cimport ConsumerSeqs, odat_encode, odat_parse
 
 import time
@@ -157,12 +158,16 @@ cdef class AckState:
             return self._rebuild_order()     # out of order: only after set_starting moved back
         if order_append(&self.order, sseq) < 0:
             raise MemoryError()
+        entry.pos = self.order.count - 1
         return 0
 
     cdef bint _pending_remove(self, uint64_t sseq) noexcept nogil:
-        if not map_remove(&self.pending, sseq):
+        cdef MapEntry* entry = map_find(&self.pending, sseq)
+        if entry == NULL:
             return False
-        order_kill(&self.order, sseq)
+        # the order first: compacting it rewrites the pos of the entries still in the map
+        order_kill(&self.order, &self.pending, entry.pos)
+        map_remove_entry(&self.pending, entry)     # compaction moves no map entries
         return True
 
     cdef int _rebuild_order(self) except -1:

@@ -6,7 +6,8 @@
 #             redelivered (value = redelivery count, ts unused).
 #   SeqOrder  the pending stream seqs in ascending order with a bitmap of the ones still
 #             pending: removals clear bits, so finding the next pending seq above a point
-#             scans 64 sequences per word instead of probing the map.
+#             scans 64 sequences per word instead of probing the map.  Each pending map
+#             entry keeps its index here (pos), so a removal is O(1) with no search.
 #
 # No Python object per sequence; every function is nogil except map_sorted_keys, which
 # raises MemoryError. Functions returning int give 0 on success and -1 when out of memory.
@@ -19,6 +20,7 @@ cdef struct MapEntry:
     uint64_t key                  # stream sequence
     uint64_t value                # pending: delivery (consumer) seq; redelivered: count
     int64_t ts                    # pending: Unix ns of the last delivery; unused otherwise
+    size_t pos                    # pending: the key's index in the SeqOrder; unused otherwise
 
 cdef struct SeqMap:
     MapEntry* entries             # capacity slots, linear probing
@@ -48,6 +50,8 @@ cdef MapEntry* map_find(SeqMap* m, uint64_t key) noexcept nogil
 cdef MapEntry* map_upsert(SeqMap* m, uint64_t key, bint* created) noexcept nogil
 # Remove key; False when it was not there.
 cdef bint map_remove(SeqMap* m, uint64_t key) noexcept nogil
+# Remove the entry map_find returned (no second probe); entry pointers become invalid.
+cdef void map_remove_entry(SeqMap* m, MapEntry* entry) noexcept nogil
 # Remove every key, shrinking back to MAP_MIN_CAPACITY slots.
 cdef int map_reset(SeqMap* m) noexcept nogil
 # The keys in ascending order in a malloc'ed array of max(count, 1) entries (caller frees).
@@ -62,12 +66,12 @@ cdef void order_free(SeqOrder* o) noexcept nogil
 cdef void order_clear(SeqOrder* o) noexcept nogil
 # Add seq as live; it must be greater than every seq already in o.
 cdef int order_append(SeqOrder* o, uint64_t seq) noexcept nogil
-# Refill o with the keys of m, all live, in ascending order.
+# Refill o with the keys of m, all live, in ascending order (setting each entry's pos).
 cdef int order_rebuild(SeqOrder* o, SeqMap* m) noexcept nogil
 # Index of the first live entry at or after i, or o.count when there is none.
 cdef size_t order_next_live(SeqOrder* o, size_t i) noexcept nogil
-# Mark seq no longer live (nothing when it is absent or already dead); compacts when most
-# entries are dead.
-cdef void order_kill(SeqOrder* o, uint64_t seq) noexcept nogil
+# Mark the entry at index i (an entry's pos) no longer live; compacts when most entries
+# are dead, rewriting the pos of the entries of m that move.
+cdef void order_kill(SeqOrder* o, SeqMap* m, size_t i) noexcept nogil
 # Smallest live seq greater than seq, or 0.
 cdef uint64_t order_next_above(SeqOrder* o, uint64_t seq) noexcept nogil

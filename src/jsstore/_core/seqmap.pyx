@@ -96,6 +96,10 @@ cdef bint map_remove(SeqMap* m, uint64_t key) noexcept nogil:
     cdef MapEntry* entry = map_find(m, key)
     if entry == NULL:
         return False
+    map_remove_entry(m, entry)
+    return True
+
+cdef void map_remove_entry(SeqMap* m, MapEntry* entry) noexcept nogil:
     cdef size_t mask = m.capacity - 1
     cdef size_t hole = <size_t>(entry - m.entries)
     cdef size_t j = hole, home
@@ -104,7 +108,7 @@ cdef bint map_remove(SeqMap* m, uint64_t key) noexcept nogil:
     while True:
         j = (j + 1) & mask
         if not m.used[j]:
-            return True
+            return
         home = _home(m.entries[j].key, m.capacity)
         # The entry at j may stay if its home lies cyclically in (hole, j].
         if (hole < j and hole < home <= j) or (hole > j and (home > hole or home <= j)):
@@ -190,6 +194,7 @@ cdef int order_rebuild(SeqOrder* o, SeqMap* m) noexcept nogil:
         memset(o.live, 0, o.capacity // 64 * sizeof(uint64_t))
     for i in range(n):
         o.live[i >> 6] |= (<uint64_t>1) << (i & 63)
+        map_find(m, o.seqs[i]).pos = i
     o.count = n
     o.live_count = n
     o.head = 0
@@ -222,10 +227,11 @@ cdef size_t _order_lower_bound(SeqOrder* o, uint64_t seq) noexcept nogil:
             high = mid
     return low
 
-cdef void _order_compact(SeqOrder* o) noexcept nogil:
+cdef void _order_compact(SeqOrder* o, SeqMap* m) noexcept nogil:
     cdef size_t i = order_next_live(o, o.head), kept = 0
     while i < o.count:
         o.seqs[kept] = o.seqs[i]
+        map_find(m, o.seqs[kept]).pos = kept
         kept += 1
         i = order_next_live(o, i + 1)
     memset(o.live, 0, (o.count + 63) // 64 * sizeof(uint64_t))
@@ -234,9 +240,8 @@ cdef void _order_compact(SeqOrder* o) noexcept nogil:
     o.count = kept
     o.head = 0
 
-cdef void order_kill(SeqOrder* o, uint64_t seq) noexcept nogil:
-    cdef size_t i = _order_lower_bound(o, seq)
-    if i >= o.count or o.seqs[i] != seq or not _order_is_live(o, i):
+cdef void order_kill(SeqOrder* o, SeqMap* m, size_t i) noexcept nogil:
+    if i >= o.count or not _order_is_live(o, i):
         return
     o.live[i >> 6] &= ~((<uint64_t>1) << (i & 63))
     o.live_count -= 1
@@ -248,7 +253,7 @@ cdef void order_kill(SeqOrder* o, uint64_t seq) noexcept nogil:
         o.head = order_next_live(o, i + 1)
     cdef size_t dead = o.count - o.live_count
     if dead > 64 and dead > o.live_count:
-        _order_compact(o)
+        _order_compact(o, m)
 
 cdef uint64_t order_next_above(SeqOrder* o, uint64_t seq) noexcept nogil:
     """Smallest live seq greater than seq, or 0."""
