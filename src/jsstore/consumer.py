@@ -31,6 +31,7 @@ import random
 from collections import OrderedDict
 
 from jsstore import consumerevents, pullrequests
+from jsstore.advisories import ADVISORY_PREFIX
 from jsstore._core.subjects import _subject_matches
 from jsstore.api.direct import parse_go_time
 from jsstore.bus import Msg
@@ -150,6 +151,10 @@ class Consumer(AckMixin, PullMixin, PushMixin):
         # pull requests need no pins, priorities or overflow checks
         self.plain_pull = self.is_pull and (config.priority_policy or "none") == "none"
         self.ack_prefix = f"$JS.ACK.{self.stream.name}.{self.name}."
+        # advisories sent per ack are only built when someone listens
+        self.naked_subject = f"{ADVISORY_PREFIX}.CONSUMER.MSG_NAKED.{self.stream.name}.{self.name}"
+        self.terminated_subject = (f"{ADVISORY_PREFIX}.CONSUMER.MSG_TERMINATED."
+                                   f"{self.stream.name}.{self.name}")
         self._update_inactive_threshold()
 
     @property

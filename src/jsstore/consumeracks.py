@@ -171,7 +171,9 @@ class AckMixin:
         if entry is None:
             return
         now = self.js.clock()
-        self._advise(advisories.msg_naked(self.stream.name, self.name, dseq, sseq, dc, now=now))
+        if self.js.bus.has_interest(self.naked_subject):
+            self._advise(advisories.msg_naked(self.stream.name, self.name, dseq, sseq, dc,
+                                              now=now))
         if delay is not None:
             self.rdq.pop(sseq, None)
             ts = now - self.ack_wait + delay
@@ -194,8 +196,9 @@ class AckMixin:
 
     def _process_term(self, sseq: int, dseq: int, dc: int, reason: str, reply: str) -> bool:
         applied = self.ack(sseq, dseq, dc, reply, sample=False)
-        self._advise(advisories.msg_terminated(self.stream.name, self.name, dseq, sseq, dc,
-                                               reason=reason, now=self.js.clock()))
+        if self.js.bus.has_interest(self.terminated_subject):
+            self._advise(advisories.msg_terminated(self.stream.name, self.name, dseq, sseq, dc,
+                                                   reason=reason, now=self.js.clock()))
         return applied
 
     def _sample_ack(self, sseq: int, dseq: int, dc: int, delivered_at: int) -> None:
