@@ -314,8 +314,13 @@ class Consumer(AckMixin, PullMixin, PushMixin):
             if self.pause_due and now < self.pause_due:
                 return
             if self.is_pull:
-                if not self.waiting:
+                waiting = self.waiting
+                if not waiting:
                     return
+                if (len(waiting) == 1 and self.plain_pull and self.lss is None
+                        and not self.rdq and not self.headers_only
+                        and self.ack_policy != "none" and self._gather_run(waiting.peek(), now)):
+                    continue
             elif not self._push_ready(now):
                 return
             msg, dc, err = self._next_msg()
@@ -359,6 +364,58 @@ class Consumer(AckMixin, PullMixin, PushMixin):
             self._deliver(dsubj, ack_reply, msg, hdr, payload, dc, pending, sink, now, size)
             if wrn <= 0 and wrb > 0:
                 self._status(dsubj, pullrequests.batch_completed(wrn, wrb), sink)
+
+    def _gather_run(self, wr, now: int) -> bool:
+        """gather's common case in one go: the only waiting request, a plain one (no pins,
+        priorities, byte budget; no redeliveries queued, no headers_only, acks tracked),
+        takes the next messages in stream order.  Exactly what the general loop would do
+        message by message; it stops at anything that loop must look at (end of the
+        stream, max_ack_pending) and returns whether it delivered anything."""
+        if wr.max_bytes or (wr.expires and now >= wr.expires):
+            return False
+        sink = wr.sink
+        if sink is None and not self.js.bus.has_interest(wr.reply):
+            return False
+        load_next = self.stream.store.load_next_msg
+        update_delivered = self.store.update_delivered
+        acks, maxp, waiting = self.acks, self.maxp, self.waiting
+        load_filter, prefix, reply = self.load_filter, self.ack_prefix, wr.reply
+        publish = self.js.bus.publish
+        sent = 0
+        while wr.n > 0 and not self.closed:
+            if maxp > 0 and acks.num_pending >= maxp:
+                break
+            try:
+                msg, seq = load_next(load_filter, self.sseq)
+            except StoreEOF:
+                break
+            self.sseq = seq + 1
+            self.npc -= 1
+            pending = self.npc if self.npc > 0 else 0
+            dseq = self.dseq
+            self.dseq = dseq + 1
+            ts = msg.ts
+            ack_reply = f"{prefix}1.{seq}.{dseq}.{ts}.{pending}"
+            waiting.pop()
+            update_delivered(dseq, seq, 1, now)
+            out = Msg(msg.subject, msg.msg, msg.hdr or None, ack_reply, reply)
+            if sink is not None:
+                sink(out, (seq, dseq, 1, ts, pending))
+            else:
+                publish(out)
+            sent += 1
+        if not sent:
+            return False
+        self.ldt = now
+        if self.dthresh > 0:
+            waiting.last = now
+        if wr.n > 0 and wr.heartbeat:
+            wr.next_heartbeat = now + wr.heartbeat
+        if self.backoff or not self.ptmr_due:
+            self._track_pending(self.sseq - 1, now)
+        elif self.ptmr_due > now + self.ack_wait + ACK_WAIT_DELAY:
+            self._reset_ptmr(now + self.ack_wait + ACK_WAIT_DELAY)
+        return True
 
     def _put_back(self, seq: int, dc: int) -> None:
         """A message taken by _next_msg could not go out: offer it again next time."""

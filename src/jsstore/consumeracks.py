@@ -110,8 +110,9 @@ class AckMixin:
                 if sample and self.sfreq:
                     self._sample_ack(sseq, dseq, dc, entry[1])
                 dseq = entry[0]
-                self._store_ack(dseq, sseq)
-                self._move_ack_floor(dseq, sseq)
+                self.store.update_acks(dseq, sseq)      # pending: it is there to ack
+                if dseq == self.adflr + 1 or not self.acks.num_pending:
+                    self._move_ack_floor(dseq, sseq)
             else:
                 self._store_ack(dseq, sseq)
             self.rdc.pop(sseq, None)
@@ -142,9 +143,10 @@ class AckMixin:
             self.stream.ack(self.name, sseq)
             for seq in acked_all:
                 self.stream.ack(self.name, seq)
-        if self.maxp > 0:
-            self.gather()
-        self._ack_activity()
+        if self.maxp > 0 and (self.waiting or not self.is_pull):
+            self.gather()               # a stall on max_ack_pending may be over
+        if self.dthresh > 0:
+            self._ack_activity()
         return True
 
     def _store_ack(self, dseq: int, sseq: int) -> None:

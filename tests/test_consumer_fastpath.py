@@ -1,0 +1,69 @@
+"""The batched delivery run (Consumer._gather_run) against the message-by-message loop:
+the same operations give the same deliveries, ack subjects and consumer info."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import jsstore
+from clocks import SECOND, Clock
+from jsstore.consumer import Consumer
+
+OPS = st.lists(st.tuples(st.sampled_from(["pub", "fetch", "ack", "nak", "term", "advance",
+                                          "pull_bus"]),
+                         st.integers(0, 7)), max_size=40)
+
+
+def run(ops, config, fast: bool):
+    clock = Clock()
+    js = jsstore.open(clock=clock)
+    js.add_stream(name="S", subjects=["s.*"])
+    js.add_consumer("S", durable_name="C", **config)
+    sub = js.pull_subscribe("s.*", "C", stream="S")
+    seen, outstanding = [], []
+    inbox = js.bus.subscribe("_bus", lambda m: seen.append(("bus", m.subject, m.reply, m.hdr)))
+    original = Consumer._gather_run
+    if not fast:
+        Consumer._gather_run = lambda self, wr, now: False
+    try:
+        for op, arg in ops:
+            if op == "pub":
+                for i in range(arg + 1):
+                    js.publish(f"s.{(arg + i) % 3}", b"m%d" % i)
+            elif op == "fetch":
+                try:
+                    got = sub.fetch(arg + 1, timeout=0)
+                except TimeoutError:
+                    got = []
+                for msg in got:
+                    seen.append(("fetch", msg.subject, msg.reply, msg.metadata))
+                outstanding.extend(got)
+            elif op in ("ack", "nak", "term") and outstanding:
+                msg = outstanding.pop(arg % len(outstanding))
+                getattr(msg, op)()
+            elif op == "advance":
+                clock.advance(arg * 5 * SECOND)
+                js.tick()
+            elif op == "pull_bus":
+                js._router().dispatch("$JS.API.CONSUMER.MSG.NEXT.S.C",
+                                      b'{"batch":%d,"expires":%d}' % (arg + 1, SECOND),
+                                      None, lambda hdr, body: None, "_bus")
+            info = js.consumer_info("S", "C")
+            seen.append((info.delivered, info.ack_floor, info.num_ack_pending,
+                         info.num_redelivered, info.num_pending, info.num_waiting))
+    finally:
+        Consumer._gather_run = original
+        inbox.unsubscribe()
+        js.close()
+    return seen
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(OPS, st.sampled_from([{"ack_policy": "explicit"},
+                             {"ack_policy": "explicit", "max_ack_pending": 3},
+                             {"ack_policy": "all", "filter_subject": "s.1"},
+                             {"ack_policy": "explicit", "max_deliver": 2, "ack_wait": 10 * SECOND},
+                             {"ack_policy": "none"}]))
+def test_batched_delivery_matches_the_loop(ops, config):
+    assert run(ops, config, fast=True) == run(ops, config, fast=False)
