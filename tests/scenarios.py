@@ -33,12 +33,16 @@ SECOND = 1_000_000_000
 @dataclass(frozen=True)
 class Step:
     """One request. `many`: collect every answer until a 204 EOB (or a terminal status);
-    `sleep`: not a request, wait this many seconds (both sides use the wall clock)."""
+    `sleep`: not a request, wait this many seconds (both sides use the wall clock);
+    `label` names the step's answers; `ack_of`: (label, answer number from 1): the subject
+    is the reply subject of that answer on each side (an ack of a delivered message)."""
     subject: str
     payload: Any = b""
     headers: dict[str, str] | None = None
     many: bool = False
     sleep: float = 0.0
+    label: str = ""
+    ack_of: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -565,6 +569,14 @@ SCHEDULES = Group("schedules", feature="schedules", scenarios=[
 
 GROUPS: list[Group] = [STREAMS, PUBLISH_HEADERS, LIMITS, DEDUPE, ROLLUP, TTL, EXPIRY, MSG_API,
                        DIRECT, COUNTERS, BATCHES, SCHEDULES]
+
+
+def _consumer_groups() -> list[Group]:
+    from scenarios_consumers import GROUPS as CONSUMER_GROUPS
+    return CONSUMER_GROUPS
+
+
+GROUPS += _consumer_groups()
 
 @dataclass(frozen=True)
 class Difference:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 import time
 
 import pytest
@@ -30,10 +31,13 @@ import scenarios
 nats = pytest.importorskip("nats")
 natsserver = pytest.importorskip("natsserver")
 from jsstore import jetstream  # noqa: E402
+from jsstore.bus import Msg  # noqa: E402
+from jsstore.jetstream import encode_headers  # noqa: E402
 
 pytestmark = pytest.mark.natsserver
 
-VOLATILE = {"created", "ts", "time", "first_ts", "last_ts", "server_id", "cluster", "api"}
+VOLATILE = {"created", "ts", "time", "first_ts", "last_ts", "server_id", "cluster", "api",
+            "last_active", "pinned_ts", "pinned_client_id"}
 TIME_HEADERS = ("Nats-Time-Stamp",)
 FIRST_ANSWER_TIMEOUT = 0.5   # seconds nats-server gets to answer a step at all
 NEXT_ANSWER_TIMEOUT = 0.5    # seconds between the messages of a multi-message answer
@@ -106,15 +110,15 @@ class ServerSide:
         self.loop = loop
         self.nc = loop.run_until_complete(nats.connect(url))
         self.queue: asyncio.Queue = asyncio.Queue()
-        self.sub = loop.run_until_complete(self.nc.subscribe(f"{INBOX}.>"))
+        self.inboxes: dict[int, str] = {}      # sid -> inbox: deliveries carry their own subject
         self.counter = 0
         original = self.nc._process_msg
-        sid = self.sub._id
 
         async def intercept(msg_sid, subject, reply, data, headers):
-            if msg_sid == sid:
-                self.queue.put_nowait((subject.decode(), bytes(headers) if headers else None,
-                                       bytes(data)))
+            inbox = self.inboxes.get(msg_sid)
+            if inbox is not None:
+                self.queue.put_nowait((inbox, bytes(headers) if headers else None,
+                                       bytes(data), reply.decode() if reply else ""))
                 return
             await original(msg_sid, subject, reply, data, headers)
         self.nc._process_msg = intercept
@@ -122,22 +126,25 @@ class ServerSide:
     def run(self, coroutine):
         return self.loop.run_until_complete(coroutine)
 
-    def request(self, step: scenarios.Step, payload: bytes) -> list[tuple[bytes | None, bytes]]:
-        return self.run(self._request(step, payload))
+    def request(self, step: scenarios.Step, payload: bytes,
+                subject: str | None = None) -> list[tuple[bytes | None, bytes, str]]:
+        return self.run(self._request(step, payload, subject or step.subject))
 
-    async def _request(self, step, payload):
+    async def _request(self, step, payload, subject):
         self.counter += 1
         inbox = f"{INBOX}.{self.counter}"
-        await self.nc.publish(step.subject, payload, reply=inbox, headers=step.headers)
+        sub = await self.nc.subscribe(inbox)        # kept: interest lasts the scenario
+        self.inboxes[sub._id] = inbox
+        await self.nc.publish(subject, payload, reply=inbox, headers=step.headers)
         await self.nc.flush()
         answers = []
         timeout = FIRST_ANSWER_TIMEOUT
         while True:
             try:
-                subject, hdr, data = await asyncio.wait_for(self._next(inbox), timeout)
+                hdr, data, reply = await asyncio.wait_for(self._next(inbox), timeout)
             except asyncio.TimeoutError:
                 break
-            answers.append((hdr, data))
+            answers.append((hdr, data, reply))
             status = _status(hdr)
             if not step.many or status is not None:
                 break
@@ -146,12 +153,69 @@ class ServerSide:
 
     async def _next(self, inbox):
         while True:
-            subject, hdr, data = await self.queue.get()
+            subject, hdr, data, reply = await self.queue.get()
             if subject == inbox:
-                return subject, hdr, data
+                return hdr, data, reply
 
     def close(self) -> None:
         self.run(self.nc.close())
+
+
+class JsstoreSide:
+    """The same requests sent into an embedded JetStream: answers and deliveries to the
+    step's inbox (on the bus, which stays subscribed for the whole scenario as the
+    nats-py connection does) are collected the way ServerSide collects them; timed
+    answers (request expiry, redeliveries) come from JetStream's timer thread."""
+
+    def __init__(self, js):
+        self.js = js
+        self.counter = 0
+        self.cond = threading.Condition()
+        self.queue: list[tuple[str, bytes | None, bytes, str]] = []
+        self.sub = js.bus.subscribe(f"{INBOX}.>", self._arrived)
+
+    def _arrived(self, msg) -> None:
+        with self.cond:
+            self.queue.append((msg.to or msg.subject, msg.hdr, bytes(msg.data), msg.reply or ""))
+            self.cond.notify_all()
+
+    def _next(self, inbox: str, timeout: float):
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for i, item in enumerate(self.queue):
+                    if item[0] == inbox:
+                        del self.queue[i]
+                        return item[1:]
+                self.queue.clear()          # answers to earlier steps are dropped, as there
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self.cond.wait(left)
+
+    def request(self, step: scenarios.Step, payload: bytes,
+                subject: str | None = None) -> list[tuple[bytes | None, bytes, str]]:
+        self.counter += 1
+        inbox = f"{INBOX}.{self.counter}"
+        subject = subject or step.subject
+
+        def send(hdr, data):
+            self._arrived(Msg(inbox, data, hdr))
+        self.js._router().dispatch(subject, payload, encode_headers(step.headers), send, inbox)
+        answers = []
+        timeout = FIRST_ANSWER_TIMEOUT
+        while True:
+            item = self._next(inbox, timeout)
+            if item is None:
+                break
+            answers.append(item)
+            if not step.many or _status(item[0]) is not None:
+                break
+            timeout = NEXT_ANSWER_TIMEOUT
+        return answers
+
+    def close(self) -> None:
+        self.sub.unsubscribe()
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +250,16 @@ def _cases():
 
 
 def _show(answers) -> str:
-    return "\n".join(f"    hdr={hdr!r} data={data!r}" for hdr, data in answers) or "    (none)"
+    return "\n".join(f"    hdr={hdr!r} data={data!r} reply={reply!r}"
+                     for hdr, data, reply in answers) or "    (none)"
+
+
+def mask_ack(reply: str) -> str:
+    """A reply subject, with the time stamp of an ack subject masked."""
+    tokens = reply.split(".")
+    if len(tokens) == 9 and reply.startswith("$JS.ACK."):
+        tokens[7] = "<ts>"
+    return ".".join(tokens)
 
 
 @pytest.mark.parametrize("group, scenario", list(_cases()))
@@ -196,6 +269,8 @@ def test_scenario_matches_nats_server(group, scenario, server_side, tmp_path):
                     f"(not in jsstore.jetstream.FEATURES)")
     known = known_differences()
     js = jetstream.open(tmp_path / "jsstore")
+    mine_side = JsstoreSide(js)
+    labelled: dict[str, tuple[list, list]] = {}
     mismatches, unexpected_matches = [], []
     try:
         for number, step in enumerate(scenario.steps, 1):
@@ -203,15 +278,22 @@ def test_scenario_matches_nats_server(group, scenario, server_side, tmp_path):
                 time.sleep(step.sleep)
                 continue
             payload = _payload(step)
-            real = server_side.request(step, payload)
+            real_subject = mine_subject = None
+            if step.ack_of is not None:
+                label, index = step.ack_of
+                real_subject = labelled[label][0][index - 1][2]
+                mine_subject = labelled[label][1][index - 1][2]
+            real = server_side.request(step, payload, real_subject)
             if is_no_responders(real):
                 real = []
-            mine = [(msg.hdr, bytes(msg.data)) for msg in
-                    js.request_msgs(step.subject, payload, step.headers)]
+            mine = mine_side.request(step, payload, mine_subject)
+            if step.label:
+                labelled[step.label] = (real, mine)
             raw = "DIRECT.GET." in step.subject
-            same = ([normalise(h, d, raw) for h, d in real]
-                    == [normalise(h, d, raw) for h, d in mine])
-            label = (f"step {number}: {step.subject} {payload!r} headers={step.headers}\n"
+            same = ([normalise(h, d, raw) + (mask_ack(r),) for h, d, r in real]
+                    == [normalise(h, d, raw) + (mask_ack(r),) for h, d, r in mine])
+            label = (f"step {number}: {real_subject or step.subject} {payload!r} "
+                     f"headers={step.headers}\n"
                      f"  nats-server:\n{_show(real)}\n  jsstore:\n{_show(mine)}")
             known_difference = known.get((scenario.name, number))
             if known_difference is None:
@@ -223,10 +305,11 @@ def test_scenario_matches_nats_server(group, scenario, server_side, tmp_path):
                                           f"{known_difference.reason}")
             elif known_difference.ignore:
                 ignore = frozenset(known_difference.ignore)
-                if ([normalise(h, d, raw, ignore) for h, d in real]
-                        != [normalise(h, d, raw, ignore) for h, d in mine]):
+                if ([normalise(h, d, raw, ignore) for h, d, _ in real]
+                        != [normalise(h, d, raw, ignore) for h, d, _ in mine]):
                     mismatches.append(f"{label}\n  differs beyond {sorted(ignore)}")
     finally:
+        mine_side.close()
         js.close()
     assert not mismatches, "answers differ:\n" + "\n".join(mismatches)
     assert not unexpected_matches, ("now equal, remove from KNOWN_DIFFERENCES:\n"

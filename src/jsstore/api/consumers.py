@@ -36,9 +36,12 @@ LIST_LIMIT = 256                    # JSApiListLimit
 PREFIX = "$JS.API.CONSUMER."
 
 
-class ConsumerInfoResponse(ConsumerInfo, kw_only=True):
-    """CONSUMER.CREATE / CONSUMER.INFO: the response type, then the consumer's info."""
-    type: str
+# CONSUMER.CREATE / CONSUMER.INFO: the response type first, then the consumer's info
+ConsumerInfoResponse = msgspec.defstruct(
+    "ConsumerInfoResponse",
+    [("type", str)] + [(f.name, f.type, msgspec.NODEFAULT if f.required else f.default)
+                       for f in msgspec.structs.fields(ConsumerInfo)],
+    omit_defaults=True, kw_only=True)
 
 
 class ErrorResponse(msgspec.Struct):
@@ -53,6 +56,14 @@ class NamesError(msgspec.Struct):
     offset: int = 0
     limit: int = 0
     consumers: None = None
+
+
+class PauseError(msgspec.Struct):
+    """A failed CONSUMER.PAUSE still carries the (zero) pause fields."""
+    type: str
+    error: dict
+    paused: bool = False
+    pause_until: str = "0001-01-01T00:00:00Z"
 
 
 class NamesResponse(msgspec.Struct):
@@ -152,6 +163,8 @@ class ConsumerApi:
     def error_response(response_type: str, exc: api_errors.ApiError) -> msgspec.Struct:
         if response_type in (NAMES_TYPE, LIST_TYPE):
             return NamesError(type=response_type, error=exc.to_dict())
+        if response_type == PAUSE_TYPE:
+            return PauseError(type=response_type, error=exc.to_dict())
         return ErrorResponse(type=response_type, error=exc.to_dict())
 
     # -- create ---------------------------------------------------------------------------
