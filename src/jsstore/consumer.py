@@ -38,7 +38,7 @@ from jsstore.bus import Msg
 from jsstore.consumeracks import AckMixin
 from jsstore.consumerpull import PullMixin
 from jsstore.consumerpush import PushMixin
-from jsstore.consumeracks import TERM_UNACKED_REASON
+from jsstore.consumeracks import TERM_LIMITS_REASON, TERM_UNACKED_REASON
 from jsstore.errors import MsgNotFound, StoreEOF, StoreError
 
 MS = 1_000_000
@@ -269,6 +269,19 @@ class Consumer(AckMixin, PullMixin, PushMixin):
             self.npc += 1
         if seq >= self.sseq:
             self.gather()
+
+    def on_removed(self, seq: int, subject: str) -> None:
+        """A message was deleted (decStreamPending): one fewer to deliver, or, when it was
+        waiting for an ack, it is terminated as deleted."""
+        if self.closed:
+            return
+        if seq >= self.sseq and self.is_filtered_match(subject):
+            self.npc -= 1
+        if self.ack_policy != "none":
+            entry = self.acks.pending_entry(seq)
+            if entry is not None:
+                self._process_term(seq, entry[0], self.delivery_count(seq),
+                                   TERM_LIMITS_REASON, "")
 
     def on_purged(self, first_seq: int, last_seq: int, wider: bool) -> None:
         """The stream was purged up to first_seq (purge): drop what can no longer be

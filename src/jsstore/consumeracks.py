@@ -241,13 +241,11 @@ class AckMixin:
         dropped = bool(stale)
         expired = [seq for seq in due
                    if seq not in self.rdq and not self._has_max_deliveries(seq)]
-        if expired:
-            offset = now - self.acks.pending_entry(expired[0])[1]
-            for seq in expired:
-                self.rdq[seq] = None
-                entry = self.acks.pending_entry(seq)
-                if entry is not None:
-                    self.store.update_delivered(entry[0], seq, 1, entry[1] + offset)
+        # nats-server also shifts the expired entries' times, in memory only; a queued
+        # entry is never expired twice (the rdq check above), so the times stay as stored
+        # and a restart, which forgets the queue, finds them expired at once as it does
+        for seq in expired:
+            self.rdq[seq] = None
         if self.acks.num_pending:
             self._reset_ptmr(now + nxt)
         else:

@@ -289,6 +289,11 @@ class ConsumersMixin:
                 start, wider = state.first_seq, True
             consumer.on_purged(start, last, wider)
 
+    def _msg_removed(self, stream, seq: int, subject: str) -> None:
+        """A message was deleted from the stream: its consumers adjust (decStreamPending)."""
+        for consumer in list(self._consumers.get(stream.name, {}).values()):
+            consumer.on_removed(seq, subject)
+
     def _reader_gone(self, subject: str, inbox: str) -> None:
         """Nobody reads `inbox` any more: drop the pull requests answering to it."""
         stream_name, _, name = subject.removeprefix("$JS.API.CONSUMER.MSG.NEXT.").partition(".")

@@ -554,12 +554,20 @@ class JetStream(ConsumersMixin):
                 raise api_errors.JSStreamMsgDeleteFailedF(err="message delete not permitted")
             if seq > stream.store.last_seq:
                 raise api_errors.JSStreamMsgDeleteFailedF(err="stream store EOF")
+            subject = None
+            if self._consumers.get(stream.name):
+                try:
+                    subject = stream.store.load_msg(seq).subject
+                except (StoreError, ValueError):
+                    subject = None
             try:
                 removed = stream.store.remove_msg(seq) if no_erase else stream.store.erase_msg(seq)
             except StoreError as exc:
                 raise api_errors.JSStreamMsgDeleteFailedF(err=str(exc)) from exc
             if not removed:
                 raise api_errors.JSSequenceNotFoundErrF(seq=seq)
+            if subject is not None:
+                self._msg_removed(stream, seq, subject)
             return True
 
     def purge_stream(self, name: str, *, filter: str | None = None, seq: int = 0,
