@@ -66,6 +66,20 @@ class Bus:
         self._sids = itertools.count(1)
         self._lock = threading.Lock()
         self._local = threading.local()                     # per-thread delivery queue
+        self._watchers: list[Callable[[str], None]] = []    # told of interest changes
+
+    def watch_interest(self, callback: Callable[[str], None]) -> None:
+        """Call `callback(filter)` after every subscribe and unsubscribe (outside the bus's
+        lock): push consumers start or stop as their deliver subject gains or loses
+        listeners."""
+        self._watchers.append(callback)
+
+    def _interest_changed(self, filter: str) -> None:
+        for watcher in list(self._watchers):
+            try:
+                watcher(filter)
+            except Exception:
+                log.exception("interest watcher failed on %r", filter)
 
     def subscribe(self, filter: str, callback: Callable[[Msg], None]) -> Subscription:
         """Deliver every message whose subject `filter` matches to `callback(msg)`."""
@@ -77,6 +91,8 @@ class Bus:
                 self._literal.setdefault(filter, []).append(sub)
             else:
                 self._wildcard.append(sub)
+        if self._watchers:
+            self._interest_changed(filter)
         return sub
 
     def _remove(self, sub: Subscription) -> None:
@@ -91,6 +107,8 @@ class Bus:
                     self._literal.pop(sub.filter, None)
             else:
                 self._wildcard.remove(sub)
+        if self._watchers:
+            self._interest_changed(sub.filter)
 
     def _matching(self, subject: str) -> list[Subscription]:
         with self._lock:

@@ -22,7 +22,7 @@ import string
 import msgspec
 
 from jsstore import advisories, consumerconfig, consumercreate
-from jsstore._core.subjects import filters_overlap
+from jsstore._core.subjects import _subject_matches, filters_overlap
 from jsstore.api import errors as api_errors
 from jsstore.consumer import Consumer, rfc3339_ns
 from jsstore.consumerconfig import ConsumerConfig
@@ -108,6 +108,19 @@ class ConsumersMixin:
     def _init_consumers(self) -> None:
         self._consumers: dict[str, dict[str, Consumer]] = {}   # stream -> name -> consumer
         self._listening: set[int] = set()   # id() of the streams whose stores we hear from
+        self.bus.watch_interest(self._interest_changed)
+
+    def _interest_changed(self, filter: str) -> None:
+        """A bus subscription came or went: push consumers whose deliver subject it
+        matches re-read their interest (start delivering, or start the delete timer)."""
+        if self.closed:
+            return
+        with self._lock:
+            for consumers in list(self._consumers.values()):
+                for consumer in list(consumers.values()):
+                    if (not consumer.is_pull and consumer.deliver_subject
+                            and _subject_matches(consumer.deliver_subject, filter)):
+                        consumer.interest_changed()
 
     def _stream_consumers(self, stream_name: str) -> dict[str, Consumer]:
         return self._consumers.setdefault(stream_name, {})
