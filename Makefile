@@ -27,6 +27,7 @@ test: build
 bench: build
 	$(PY) bench/report.py
 	$(PY) bench/publish.py
+	$(PY) bench/consumers.py
 
 fuzz: build
 	$(PY) -m pytest -q tests -k fuzz
