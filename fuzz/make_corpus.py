@@ -44,6 +44,9 @@ def main() -> None:
     save("seqset_decode", "small", encode_seqset(ss))
     save("seqset_decode", "empty", encode_seqset(SeqSet()))
     consumer_seeds()
+    save("protocol_parse", "client", b'CONNECT {"verbose":false}\r\nPING\r\nSUB a.* q 1\r\n'
+         b"PUB a.b _INBOX.1 5\r\nhello\r\nHPUB a r 12 14\r\nNATS/1.0\r\n\r\nhi\r\n"
+         b"UNSUB 1 3\r\nPONG\r\n")
 
 
 def consumer_seeds() -> None:

@@ -185,6 +185,23 @@ def consumer_session(data: bytes) -> None:
     js.close()
 
 
+def protocol_parse(data: bytes) -> None:
+    """Client protocol bytes, fed whole and in pieces: the same operations and the same
+    error either way, every operation well formed."""
+    from jsstore._core import protocol
+    whole = protocol.Parser()
+    expected = whole.feed(data)
+    split = protocol.Parser()
+    got = []
+    step = 1 + (data[0] % 7 if data else 0)
+    for at in range(0, len(data), step):
+        got += split.feed(data[at:at + step])
+    assert got == expected and split.error == whole.error
+    for op in expected:
+        if op[0] == protocol.PUB:
+            assert isinstance(op[1], str) and isinstance(op[4], bytes)
+
+
 TARGETS = {
     "block_records": block_records,
     "seqset_decode": seqset_decode,
@@ -196,4 +213,5 @@ TARGETS = {
     "pull_request": pull_request,
     "consumer_create": consumer_create,
     "consumer_session": consumer_session,
+    "protocol_parse": protocol_parse,
 }

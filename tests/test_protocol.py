@@ -1,0 +1,156 @@
+"""The NATS client protocol core: the parser of client frames and the server frames."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jsstore._core import protocol as p
+
+CLIENT_STREAM = (b'CONNECT {"verbose":false,"headers":true}\r\n'
+                 b"PING\r\n"
+                 b"PUB orders.new 5\r\nhello\r\n"
+                 b"pub\torders.new  _INBOX.1\t3\r\nabc\r\n"
+                 b"HPUB orders.x _INBOX.2 18 20\r\nNATS/1.0\r\nA: b\r\n\r\nhi\r\n"
+                 b"SUB orders.* 1\r\n"
+                 b"sub orders.> workers 2\r\n"
+                 b"UNSUB 1\r\n"
+                 b"UNSUB 2 10\r\n"
+                 b"PONG\r\n"
+                 b"+OK\r\n"
+                 b"-ERR 'oops'\r\n"
+                 b"PUB empty 0\r\n\r\n")
+
+EXPECTED = [
+    (p.CONNECT, b'{"verbose":false,"headers":true}'),
+    (p.PING,),
+    (p.PUB, "orders.new", None, None, b"hello"),
+    (p.PUB, "orders.new", "_INBOX.1", None, b"abc"),
+    (p.PUB, "orders.x", "_INBOX.2", b"NATS/1.0\r\nA: b\r\n\r\n", b"hi"),
+    (p.SUB, "orders.*", None, "1"),
+    (p.SUB, "orders.>", "workers", "2"),
+    (p.UNSUB, "1", 0),
+    (p.UNSUB, "2", 10),
+    (p.PONG,),
+    (p.OK,),
+    (p.ERR, "'oops'"),
+    (p.PUB, "empty", None, None, b""),
+]
+
+
+def test_every_operation():
+    parser = p.Parser()
+    assert parser.feed(CLIENT_STREAM) == EXPECTED
+    assert parser.error is None
+
+
+@settings(max_examples=300)
+@given(st.lists(st.integers(0, len(CLIENT_STREAM)), max_size=12))
+def test_split_anywhere_parses_the_same(cuts):
+    parser = p.Parser()
+    ops = []
+    at = 0
+    for cut in sorted(cuts) + [len(CLIENT_STREAM)]:
+        ops += parser.feed(CLIENT_STREAM[at:cut])
+        at = cut
+    assert ops == EXPECTED
+    assert parser.error is None
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.from_regex(r"[a-z]{1,8}(\.[a-z*]{1,8}){0,3}", fullmatch=True),
+                          st.one_of(st.none(), st.just("_INBOX.x")),
+                          st.one_of(st.none(), st.just(b"NATS/1.0\r\nK: v\r\n\r\n")),
+                          st.binary(max_size=64)), max_size=20))
+def test_pub_frames_round_trip(msgs):
+    wire = b""
+    for subject, reply, hdr, payload in msgs:
+        head = "HPUB" if hdr else "PUB"
+        sizes = (f"{len(hdr)} {len(hdr) + len(payload)}" if hdr else str(len(payload)))
+        wire += (f"{head} {subject} {reply + ' ' if reply else ''}{sizes}\r\n".encode()
+                 + (hdr or b"") + payload + b"\r\n")
+    assert p.Parser().feed(wire) == [(p.PUB, s, r, h, d) for s, r, h, d in msgs]
+
+
+@pytest.mark.parametrize("wire, error, ops", [
+    (b"XYZ\r\n", (p.SEND, "Unknown Protocol Operation"), 0),
+    (b"\r\n", (p.SEND, "Unknown Protocol Operation"), 0),
+    (b"PING\r\nQ", (p.SEND, "Unknown Protocol Operation"), 1),
+    (b"PUB a 2000000\r\n", (p.SEND, "Maximum Payload Violation"), 0),
+    (b"PUB " + b"a" * 5000, (p.SEND, "maximum control line exceeded"), 0),
+    (b"PUB a 2\r\nabc\r\n", (p.SEND, "Unknown Protocol Operation"), 0),
+    (b"PUBX a 1\r\n", (p.SEND, "Unknown Protocol Operation"), 0),
+    (b"PUB a\r\n", (p.CLOSE, "processPub Parse Error"), 0),
+    (b"PUB a x\r\n", (p.CLOSE, "processPub Bad or Missing Size"), 0),
+    (b"SUB a\r\n", (p.CLOSE, "processSub Parse Error"), 0),
+    (b"HPUB a 5 3\r\n", (p.CLOSE, "processHeaderPub Bad or Missing Header Size"), 0),
+])
+def test_violations(wire, error, ops):
+    parser = p.Parser()
+    assert len(parser.feed(wire)) == ops
+    assert parser.error == error
+    assert parser.feed(b"PING\r\n") == []          # nothing more once it failed
+
+
+def test_ping_pong_and_ok_ignore_the_rest_of_the_line():
+    assert p.Parser().feed(b"PING xyz\r\nPONG\n+OK whatever\r\n") == [
+        (p.PING,), (p.PONG,), (p.OK,)]
+
+
+def test_limits_are_settable():
+    parser = p.Parser(max_control_line=16, max_payload=4)
+    assert parser.feed(b"PUB a 4\r\nabcd\r\n") == [(p.PUB, "a", None, None, b"abcd")]
+    assert parser.feed(b"PUB a 5\r\n") == []
+    assert parser.error == (p.SEND, "Maximum Payload Violation")
+
+
+def test_frames():
+    assert p.msg_frame("a.b", "7", None, None, b"hi") == b"MSG a.b 7 2\r\nhi\r\n"
+    assert p.msg_frame("a.b", "7", "_INBOX.1", None, b"") == b"MSG a.b 7 _INBOX.1 0\r\n\r\n"
+    hdr = b"NATS/1.0\r\n\r\n"
+    assert p.msg_frame("a", "1", "r", hdr, b"xy") == b"HMSG a 1 r 12 14\r\nNATS/1.0\r\n\r\nxy\r\n"
+    assert p.msg_frames([("a", "1", None, None, b"x"), ("b", "2", None, hdr, b"")]) == (
+        b"MSG a 1 1\r\nx\r\nHMSG b 2 12 12\r\nNATS/1.0\r\n\r\n\r\n")
+    assert p.info_frame(b"{}") == b"INFO {}\r\n"
+    assert p.err_frame("Unknown Protocol Operation") == b"-ERR 'Unknown Protocol Operation'\r\n"
+    assert (p.PING_FRAME, p.PONG_FRAME, p.OK_FRAME) == (b"PING\r\n", b"PONG\r\n", b"+OK\r\n")
+
+
+# -- against nats-server ----------------------------------------------------------------------
+def _nats_answer(port: int, wire: bytes) -> bytes:
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.settimeout(2)
+    sock.recv(65536)                                    # INFO
+    sock.sendall(b'CONNECT {"verbose":false}\r\n' + wire)
+    out = b""
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            break
+        if not chunk:
+            out += b"<closed>"
+            break
+        out += chunk
+    sock.close()
+    return out
+
+
+@pytest.mark.natsserver
+def test_error_texts_match_nats_server():
+    natsserver = pytest.importorskip("natsserver")
+    natsserver.require_nats_server()
+    cases = [b"XYZ\r\n", b"PUB a 2000000\r\n", b"PUB " + b"a" * 5000, b"PUB a\r\n",
+             b"PUB a 2\r\nabc\r\n", b"SUB a\r\n"]
+    with natsserver.nats_server(jetstream=False) as server:
+        for wire in cases:
+            parser = p.Parser()
+            parser.feed(wire)
+            kind, text = parser.error
+            expected = (p.err_frame(text) if kind == p.SEND else b"") + b"<closed>"
+            assert _nats_answer(server.port, wire) == expected, wire
