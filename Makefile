@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 
-.PHONY: all deps build test bench clean fuzz
+.PHONY: all deps build test bench clean fuzz serve
 
 all: build
 
@@ -20,6 +20,9 @@ deps: $(STAMP)
 
 build: deps
 	$(PY) setup.py -q build_ext --inplace -j 2
+
+serve: build
+	PYTHONPATH=src $(PY) -m jsstore serve -js -a 127.0.0.1 -p 4222 -sd ./data
 
 test: build
 	$(PY) -m pytest -q tests

@@ -67,6 +67,19 @@ class Bus:
         self._lock = threading.Lock()
         self._local = threading.local()                     # per-thread delivery queue
         self._watchers: list[Callable[[str], None]] = []    # told of interest changes
+        self._outside = None        # a server's clients: has_interest(subject), deliver(msg)
+
+    def attach(self, outside) -> None:
+        """Reach subscribers beyond this process's callbacks (a server's clients):
+        `outside.has_interest(subject)` counts as interest, and every published message
+        is also handed to `outside.deliver(msg)` when it has interest.  The outside
+        calls `interest_changed(filter)` when its subscriptions change."""
+        self._outside = outside
+
+    def interest_changed(self, filter: str) -> None:
+        """Subscriptions outside changed: tell the watchers."""
+        if self._watchers:
+            self._interest_changed(filter)
 
     def watch_interest(self, callback: Callable[[str], None]) -> None:
         """Call `callback(filter)` after every subscribe and unsubscribe (outside the bus's
@@ -123,14 +136,22 @@ class Bus:
         with self._lock:
             if subject in self._literal:
                 return True
-            return any(_subject_matches(subject, s.filter) for s in self._wildcard)
+            if any(_subject_matches(subject, s.filter) for s in self._wildcard):
+                return True
+        outside = self._outside
+        return outside is not None and outside.has_interest(subject)
 
     def publish(self, msg: Msg) -> int:
         """Deliver `msg` to every subscription matching ``msg.to`` (when set) or its
         subject; returns how many matched."""
-        subs = self._matching(msg.to or msg.subject)
+        target = msg.to or msg.subject
+        outside = self._outside
+        delivered = 0
+        if outside is not None and outside.has_interest(target):
+            delivered = outside.deliver(msg)
+        subs = self._matching(target)
         if not subs:
-            return 0
+            return delivered
         queue = getattr(self._local, "queue", None)
         if queue is not None:               # inside a callback: deliver after the current one
             queue.append((subs, msg))
@@ -148,4 +169,4 @@ class Bus:
                                           current.subject)
         finally:
             self._local.queue = None
-        return len(subs)
+        return len(subs) + delivered

@@ -1,0 +1,7 @@
+"""``python -m jsstore serve ...`` (the same as the ``jsstore`` command)."""
+
+import sys
+
+from jsstore.cli import main
+
+sys.exit(main())

@@ -1,0 +1,154 @@
+"""One client connection: the protocol parser in, frames out.
+
+Everything one read brings is parsed in one pass and handled in order; what it makes the
+server send (to this client and to others) is buffered per client and written once at
+the end of the read.  CONNECT options as nats-server reads them: verbose (+OK after each
+operation), pedantic (subject checks), echo, headers, no_responders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from jsstore._core import protocol
+from jsstore._core.subjects import is_valid_subject
+from jsstore.server.subscriptions import Subscription
+
+NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"
+INVALID_SUBJECT = "Invalid Subject"
+INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
+
+
+class Client(asyncio.Protocol):
+    def __init__(self, server, cid: int):
+        self.server = server
+        self.cid = cid
+        self.parser = protocol.Parser(max_payload=server.max_payload)
+        self.transport: asyncio.Transport | None = None
+        self.out: list[bytes] = []
+        self.subs: dict[str, Subscription] = {}
+        self.verbose = False
+        self.pedantic = False
+        self.echo = True
+        self.headers = False
+        self.no_responders = False
+        self.closed = False
+
+    # -- asyncio ----------------------------------------------------------------------------
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        self.server.clients[self.cid] = self
+        transport.write(protocol.info_frame(self.server.info_json(self.cid)))
+
+    def connection_lost(self, exc) -> None:
+        self.closed = True
+        self.server.client_gone(self)
+
+    def data_received(self, data: bytes) -> None:
+        server = self.server
+        for op in self.parser.feed(data):
+            kind = op[0]
+            if kind == protocol.PUB:
+                self._pub(op[1], op[2], op[3], op[4])
+            elif kind == protocol.SUB:
+                self._sub(op[1], op[2], op[3])
+            elif kind == protocol.UNSUB:
+                self._unsub(op[1], op[2])
+            elif kind == protocol.PING:
+                self.out.append(protocol.PONG_FRAME)
+            elif kind == protocol.CONNECT:
+                if not self._connect(op[1]):
+                    break
+            elif kind == protocol.PONG or kind == protocol.OK or kind == protocol.INFO:
+                pass
+            elif kind == protocol.ERR:
+                pass
+            if self.verbose and kind in (protocol.PUB, protocol.SUB, protocol.UNSUB,
+                                         protocol.CONNECT):
+                self.out.append(protocol.OK_FRAME)
+        error = self.parser.error
+        if error is not None:
+            kind, text = error
+            if kind == protocol.SEND:
+                self.out.append(protocol.err_frame(text))
+            self.flush()
+            self.close()
+        if self.out:
+            server.dirty.add(self)
+        server.flush_all()
+
+    # -- operations ---------------------------------------------------------------------------
+    def _connect(self, payload: bytes) -> bool:
+        try:
+            options = json.loads(payload or b"{}")
+        except ValueError:
+            self.error_and_close("Unknown Protocol Operation")
+            return False
+        if not isinstance(options, dict):
+            options = {}
+        self.verbose = bool(options.get("verbose", False))
+        self.pedantic = bool(options.get("pedantic", False))
+        self.echo = bool(options.get("echo", True))
+        self.headers = bool(options.get("headers", False))
+        self.no_responders = bool(options.get("no_responders", False)) and self.headers
+        return True
+
+    def _pub(self, subject: str, reply: str | None, hdr: bytes | None, payload: bytes) -> None:
+        if self.pedantic and not is_valid_subject(subject, False):
+            self.out.append(protocol.err_frame(INVALID_PUBLISH_SUBJECT))
+            return
+        self.server.publish(self, subject, reply, hdr, payload)
+
+    def _sub(self, subject: str, queue: str | None, sid: str) -> None:
+        if not is_valid_subject(subject, True):
+            self.out.append(protocol.err_frame(INVALID_SUBJECT))
+            return
+        if sid in self.subs:
+            return
+        sub = Subscription(self, subject, queue, sid)
+        self.subs[sid] = sub
+        self.server.subscribe(sub)
+
+    def _unsub(self, sid: str, limit: int) -> None:
+        sub = self.subs.get(sid)
+        if sub is None:
+            return
+        if limit > 0 and sub.delivered < limit:
+            sub.max = limit
+            return
+        self.unsubscribe(sub)
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        if self.subs.pop(sub.sid, None) is not None:
+            self.server.unsubscribe(sub)
+
+    # -- output -------------------------------------------------------------------------------
+    def deliver(self, sub: Subscription, subject: str, reply: str | None, hdr: bytes | None,
+                payload: bytes) -> None:
+        """Queue a message for one of this client's subscriptions."""
+        if hdr and not self.headers:
+            hdr = None
+        self.out.append(protocol.msg_frame(subject, sub.sid, reply, hdr, payload))
+        sub.delivered += 1
+        if sub.max and sub.delivered >= sub.max:
+            self.unsubscribe(sub)
+        self.server.dirty.add(self)
+
+    def flush(self) -> None:
+        if self.out and self.transport is not None and not self.closed:
+            data = b"".join(self.out) if len(self.out) > 1 else self.out[0]
+            self.out = []
+            self.transport.write(data)
+        else:
+            self.out = []
+
+    def error_and_close(self, text: str) -> None:
+        self.out.append(protocol.err_frame(text))
+        self.flush()
+        self.close()
+
+    def close(self) -> None:
+        if self.transport is not None and not self.closed:
+            self.closed = True
+            self.transport.close()

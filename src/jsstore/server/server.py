@@ -1,0 +1,166 @@
+"""The listener, message routing between clients, and the bridge to JetStream.
+
+A message a client publishes goes to every matching client subscription (one member per
+queue group) and, when JetStream is on, into JetStream (``$JS.API.*`` requests, acks,
+flow control replies, and the subjects streams capture).  What JetStream sends (API
+answers, consumer deliveries, advisories) comes back through its bus, which sees the
+clients' subscriptions as interest (``Bus.attach``): consumers deliver to client inboxes
+and deliver subjects as they would to in-process subscribers.  A request nobody serves is
+answered ``503`` when the client asked for no-responders statuses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import secrets
+import threading
+
+from jsstore import __version__ as JSSTORE_VERSION
+from jsstore.api import schemas
+from jsstore.server.client import NO_RESPONDERS, Client
+from jsstore.server.subscriptions import Subscription, SubjectTable
+
+DEFAULT_MAX_PAYLOAD = 1024 * 1024
+GO_VERSION = "go1.25.0"
+_ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+
+class Server:
+    def __init__(self, js=None, *, host: str = "127.0.0.1", port: int = 4222,
+                 server_name: str = "", max_payload: int = DEFAULT_MAX_PAYLOAD):
+        self.js = js
+        self.host = host
+        self.port = port
+        self.server_id = "N" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(55))
+        self.server_name = server_name or self.server_id
+        self.max_payload = max_payload
+        self.table = SubjectTable()
+        self.clients: dict[int, Client] = {}
+        self.dirty: set[Client] = set()
+        self._cids = itertools.count(1)
+        self._server: asyncio.base_events.Server | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._flush_scheduled = False
+        self._router = js._router() if js is not None else None
+        if js is not None:
+            js.bus.attach(self)
+
+    # -- INFO -------------------------------------------------------------------------------
+    def info_json(self, cid: int) -> bytes:
+        info = {"server_id": self.server_id, "server_name": self.server_name,
+                "version": schemas.SERVER_VERSION, "proto": 1, "go": GO_VERSION,
+                "host": self.host, "port": self.port, "headers": True,
+                "max_payload": self.max_payload, "jetstream": self.js is not None,
+                "client_id": cid, "client_ip": "127.0.0.1",
+                "jsstore_version": JSSTORE_VERSION}
+        return json.dumps(info, separators=(",", ":")).encode()
+
+    # -- subscriptions ------------------------------------------------------------------------
+    def subscribe(self, sub: Subscription) -> None:
+        self.table.insert(sub)
+        if self.js is not None:
+            self.js.bus.interest_changed(sub.subject)
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        self.table.remove(sub)
+        if self.js is not None:
+            self.js.bus.interest_changed(sub.subject)
+
+    def client_gone(self, client: Client) -> None:
+        self.clients.pop(client.cid, None)
+        self.dirty.discard(client)
+        for sub in list(client.subs.values()):
+            client.unsubscribe(sub)
+
+    # -- routing ------------------------------------------------------------------------------
+    def route(self, subject: str, target: str, reply: str | None, hdr: bytes | None,
+              payload: bytes, origin: Client | None = None) -> int:
+        """Deliver to the client subscriptions matching `target` (the frames carry
+        `subject`); returns how many got it."""
+        count = 0
+        for sub in self.table.match(target):
+            client = sub.client
+            if client is origin and not client.echo:
+                continue
+            if not client.closed:
+                client.deliver(sub, subject, reply, hdr, payload)
+                count += 1
+        return count
+
+    def publish(self, origin: Client, subject: str, reply: str | None, hdr: bytes | None,
+                payload: bytes) -> None:
+        """A client's PUB/HPUB."""
+        delivered = self.route(subject, subject, reply, hdr, payload, origin)
+        handled = False
+        if self._router is not None:
+            def send(answer_hdr, data):
+                if reply:
+                    self.route(reply, reply, None, answer_hdr, data)
+            handled = self._router.dispatch(subject, payload, hdr, send, reply)
+        if reply and not delivered and not handled and origin.no_responders:
+            for sub in self.table.match(reply):
+                if sub.client is origin:
+                    origin.deliver(sub, reply, None, NO_RESPONDERS, b"")
+
+    # -- the JetStream bus's outside (Bus.attach) ------------------------------------------
+    def has_interest(self, subject: str) -> bool:
+        return self.table.has_interest(subject)
+
+    def deliver(self, msg) -> int:
+        """A message JetStream published: to the clients, now when this is the event loop's
+        thread (or no loop runs yet), else handed to the loop."""
+        if self.loop is None or threading.get_ident() == self._loop_thread:
+            count = self.route(msg.subject, msg.to or msg.subject, msg.reply, msg.hdr,
+                               bytes(msg.data))
+            self._schedule_flush()
+            return count
+        self.loop.call_soon_threadsafe(self._deliver_later, msg)
+        return 1
+
+    def _deliver_later(self, msg) -> None:
+        self.route(msg.subject, msg.to or msg.subject, msg.reply, msg.hdr, bytes(msg.data))
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_scheduled and self.loop is not None:
+            self._flush_scheduled = True
+            self.loop.call_soon(self.flush_all)
+
+    def flush_all(self) -> None:
+        self._flush_scheduled = False
+        dirty, self.dirty = self.dirty, set()
+        for client in dirty:
+            client.flush()
+
+    # -- running -------------------------------------------------------------------------------
+    async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        port = 0 if self.port in (-1, 0) else self.port
+        self._server = await self.loop.create_server(
+            lambda: Client(self, next(self._cids)), self.host, port, reuse_address=True)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            for client in list(self.clients.values()):
+                client.flush()
+                client.close()
+            await self._server.wait_closed()
+            self._server = None
+        if self.js is not None:
+            self.js.close()
+
+    async def serve(self, ready=None) -> None:
+        """Listen until cancelled; `ready()` is called once clients can connect."""
+        await self.start()
+        if ready is not None:
+            ready(self)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await self.stop()

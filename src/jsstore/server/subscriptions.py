@@ -1,0 +1,82 @@
+"""The server's subscriptions by subject: literal subjects in a dict, wildcard filters in a
+list, and a cache of recent matches cleared on every change (nats-server's sublist does
+the same job with a token trie)."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+from jsstore._core.subjects import _subject_matches, is_literal
+
+CACHE_LIMIT = 4096
+
+
+class Subscription:
+    __slots__ = ("client", "subject", "queue", "sid", "max", "delivered")
+
+    def __init__(self, client, subject: str, queue: str | None, sid: str):
+        self.client = client
+        self.subject = subject
+        self.queue = queue
+        self.sid = sid
+        self.max = 0                    # UNSUB <sid> <max>: deliveries allowed (0: no limit)
+        self.delivered = 0
+
+
+class SubjectTable:
+    """Who receives a subject: plain subscriptions, and one member of each queue group."""
+
+    def __init__(self):
+        self._literal: dict[str, list[Subscription]] = {}
+        self._wildcard: list[Subscription] = []
+        self._cache: dict[str, list[Subscription]] = {}
+        self._lock = threading.Lock()   # JetStream's timer thread asks for interest
+
+    def insert(self, sub: Subscription) -> None:
+        with self._lock:
+            if is_literal(sub.subject):
+                self._literal.setdefault(sub.subject, []).append(sub)
+            else:
+                self._wildcard.append(sub)
+            self._cache.clear()
+
+    def remove(self, sub: Subscription) -> None:
+        with self._lock:
+            if is_literal(sub.subject):
+                subs = self._literal.get(sub.subject)
+                if subs and sub in subs:
+                    subs.remove(sub)
+                    if not subs:
+                        del self._literal[sub.subject]
+            elif sub in self._wildcard:
+                self._wildcard.remove(sub)
+            self._cache.clear()
+
+    def _all(self, subject: str) -> list[Subscription]:
+        found = self._cache.get(subject)
+        if found is None:
+            found = list(self._literal.get(subject, ()))
+            found.extend(s for s in self._wildcard if _subject_matches(subject, s.subject))
+            if len(self._cache) >= CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[subject] = found
+        return found
+
+    def match(self, subject: str) -> list[Subscription]:
+        """The subscriptions a message on `subject` goes to: every plain one, one random
+        member of each queue group."""
+        with self._lock:
+            found = self._all(subject)
+        if not any(s.queue for s in found):
+            return found
+        plain = [s for s in found if not s.queue]
+        groups: dict[str, list[Subscription]] = {}
+        for s in found:
+            if s.queue:
+                groups.setdefault(s.queue, []).append(s)
+        return plain + [random.choice(members) for members in groups.values()]
+
+    def has_interest(self, subject: str) -> bool:
+        with self._lock:
+            return bool(self._all(subject))
