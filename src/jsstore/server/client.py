@@ -76,7 +76,7 @@ class Client(asyncio.Protocol):
             self.close()
         if self.out:
             server.dirty.add(self)
-        server.flush_all()
+        server.flush_soon()
 
     # -- operations ---------------------------------------------------------------------------
     def _connect(self, payload: bytes) -> bool:

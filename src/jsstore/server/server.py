@@ -124,6 +124,11 @@ class Server:
         self.route(msg.subject, msg.to or msg.subject, msg.reply, msg.hdr, bytes(msg.data))
         self._schedule_flush()
 
+    def flush_soon(self) -> None:
+        """Write what the clients have waiting once this loop iteration's reads are all
+        handled (answers to several reads go out in one write)."""
+        self._schedule_flush()
+
     def _schedule_flush(self) -> None:
         if not self._flush_scheduled and self.loop is not None:
             self._flush_scheduled = True
