@@ -193,3 +193,58 @@ def test_restart_keeps_streams_and_consumers(tmp_path):
     # for their acks if that was written, else delivered again
     assert messages == 3
     assert redelivered in ([], [b"1", b"2"])
+
+
+@pytest.fixture(params=["jsstore", "nats-server"])
+def auth_server(request, tmp_path):
+    """A server started with --user/--pass (the param carries the server kind)."""
+    args = ["--user", "alice", "--pass", "s3cret"]
+    if request.param == "jsstore":
+        with jsstore_server(tmp_path / "store", args) as srv:
+            yield srv
+    else:
+        require_nats_server()
+        with nats_server(tmp_path / "store", args) as srv:
+            yield srv
+
+
+def _raw_session(port: int, connect: bytes) -> bytes:
+    import socket
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.settimeout(2)
+    info = sock.recv(65536)
+    assert b'"auth_required":true' in info
+    sock.sendall(connect + b"PING\r\n")
+    out = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except OSError:
+            break
+        if not chunk:
+            out += b"<closed>"
+            break
+        out += chunk
+        if out.endswith(b"PONG\r\n"):
+            break
+    sock.close()
+    return out
+
+
+def test_user_and_password(auth_server):
+    good = b'CONNECT {"verbose":false,"user":"alice","pass":"s3cret"}\r\n'
+    bad = b'CONNECT {"verbose":false,"user":"alice","pass":"nope"}\r\n'
+    assert _raw_session(auth_server.port, good) == b"PONG\r\n"
+    assert _raw_session(auth_server.port, bad) == (
+        b"-ERR 'Authorization Violation'\r\n<closed>")
+
+    async def with_nats_py():
+        nc = await nats.connect(f"nats://alice:s3cret@127.0.0.1:{auth_server.port}")
+        got = []
+        await nc.subscribe("x", cb=collector(got))
+        await nc.publish("x", b"1")
+        await nc.flush()
+        await asyncio.sleep(0.05)
+        await nc.close()
+        return got
+    assert run(with_nats_py()) == [b"1"]

@@ -1,14 +1,14 @@
 """The ``jsstore`` command.
 
     jsstore serve [-p PORT] [-a HOST] [-js] [-sd DIR] [-n NAME] [-P PIDFILE] [-l LOGFILE]
-                  [-D] [-V] [-v]
+                  [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
 
 Flags are read as nats-server reads them (Go's flag package): ``-x`` and ``--x`` alike,
 ``-x=v`` or ``-x v``.  ``-p -1`` picks a free port.  Without ``-sd`` the store lives in a
 ``jsstore`` folder under the system temp dir (nats-server keeps its own in ``nats``
 there).  Logs go to stderr in nats-server's format; after ``Server is ready`` nothing is
 written there that could block.  SIGTERM and SIGINT stop it cleanly (streams flushed and
-closed).  Not yet read: ``-c`` config files, authorization, the monitoring port.
+closed).  Not yet read: ``-c`` config files and the monitoring port.
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ FLAGS = {
     "DV": ("debug", False),
     "v": ("version", False), "version": ("version", False),
     "max_payload": ("max_payload", True),
+    "user": ("user", True), "pass": ("password", True), "auth": ("token", True),
 }
-NOT_YET = {"c", "config", "m", "http_port", "user", "pass", "auth"}
+NOT_YET = {"c", "config", "m", "http_port"}
 
 
 class UsageError(Exception):
@@ -112,7 +113,9 @@ def serve(options: dict) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     server = Server(js, host=options.get("host", "0.0.0.0"), port=port,
-                    server_name=options.get("server_name", ""), max_payload=max_payload)
+                    server_name=options.get("server_name", ""), max_payload=max_payload,
+                    token=options.get("token"), user=options.get("user"),
+                    password=options.get("password"))
     log.info(f"Starting jsstore {__version__} (nats-server {schemas.SERVER_VERSION} API)")
     if js is not None:
         log.info("Starting JetStream")
@@ -123,7 +126,7 @@ def serve(options: dict) -> int:
         if options.get("pid"):
             with open(options["pid"], "w") as f:
                 f.write(str(os.getpid()))
-        log.info(f"Server is ready")
+        log.info("Server is ready")
 
     async def main() -> None:
         task = asyncio.current_task()

@@ -16,6 +16,7 @@ from jsstore._core.subjects import is_valid_subject
 from jsstore.server.subscriptions import Subscription
 
 NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"
+AUTHORIZATION_VIOLATION = "Authorization Violation"
 INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
 
@@ -34,6 +35,7 @@ class Client(asyncio.Protocol):
         self.headers = False
         self.no_responders = False
         self.closed = False
+        self.authorized = not server.auth_required
 
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -49,6 +51,9 @@ class Client(asyncio.Protocol):
         server = self.server
         for op in self.parser.feed(data):
             kind = op[0]
+            if not self.authorized and kind != protocol.CONNECT:
+                self.error_and_close(AUTHORIZATION_VIOLATION)
+                return
             if kind == protocol.PUB:
                 self._pub(op[1], op[2], op[3], op[4])
             elif kind == protocol.SUB:
@@ -87,6 +92,10 @@ class Client(asyncio.Protocol):
             return False
         if not isinstance(options, dict):
             options = {}
+        if not self.server.authorize(options):
+            self.error_and_close(AUTHORIZATION_VIOLATION)
+            return False
+        self.authorized = True
         self.verbose = bool(options.get("verbose", False))
         self.pedantic = bool(options.get("pedantic", False))
         self.echo = bool(options.get("echo", True))
@@ -140,6 +149,11 @@ class Client(asyncio.Protocol):
             data = b"".join(self.out) if len(self.out) > 1 else self.out[0]
             self.out = []
             self.transport.write(data)
+            if self.transport.get_write_buffer_size() > self.server.max_pending:
+                # a slow consumer: it does not read what it is sent; nats-server drops it
+                self.server.slow_consumers += 1
+                self.closed = True
+                self.transport.abort()
         else:
             self.out = []
 

@@ -23,19 +23,26 @@ from jsstore.server.client import NO_RESPONDERS, Client
 from jsstore.server.subscriptions import Subscription, SubjectTable
 
 DEFAULT_MAX_PAYLOAD = 1024 * 1024
+DEFAULT_MAX_PENDING = 64 * 1024 * 1024    # MAX_PENDING_SIZE: bytes queued to one client
 GO_VERSION = "go1.25.0"
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 
 class Server:
     def __init__(self, js=None, *, host: str = "127.0.0.1", port: int = 4222,
-                 server_name: str = "", max_payload: int = DEFAULT_MAX_PAYLOAD):
+                 server_name: str = "", max_payload: int = DEFAULT_MAX_PAYLOAD,
+                 max_pending: int = DEFAULT_MAX_PENDING, token: str | None = None,
+                 user: str | None = None, password: str | None = None):
         self.js = js
         self.host = host
         self.port = port
         self.server_id = "N" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(55))
         self.server_name = server_name or self.server_id
         self.max_payload = max_payload
+        self.max_pending = max_pending
+        self.token, self.user, self.password = token, user, password
+        self.auth_required = bool(token or user)
+        self.slow_consumers = 0
         self.table = SubjectTable()
         self.clients: dict[int, Client] = {}
         self.dirty: set[Client] = set()
@@ -55,8 +62,19 @@ class Server:
                 "host": self.host, "port": self.port, "headers": True,
                 "max_payload": self.max_payload, "jetstream": self.js is not None,
                 "client_id": cid, "client_ip": "127.0.0.1",
+                **({"auth_required": True} if self.auth_required else {}),
                 "jsstore_version": JSSTORE_VERSION}
         return json.dumps(info, separators=(",", ":")).encode()
+
+    def authorize(self, options: dict) -> bool:
+        """A CONNECT's credentials: the token, or the user and password, given to the
+        server (anything goes when none were)."""
+        if self.token:
+            return options.get("auth_token") == self.token
+        if self.user:
+            return (options.get("user") == self.user
+                    and options.get("pass") == self.password)
+        return True
 
     # -- subscriptions ------------------------------------------------------------------------
     def subscribe(self, sub: Subscription) -> None:
