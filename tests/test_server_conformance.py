@@ -248,3 +248,48 @@ def test_user_and_password(auth_server):
         await nc.close()
         return got
     assert run(with_nats_py()) == [b"1"]
+
+
+def _get(port: int, path: str) -> dict:
+    import json
+    import urllib.request
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+        assert answer.headers["Content-Type"].startswith("application/json")
+        return json.loads(answer.read())
+
+
+def test_monitoring_endpoints_have_nats_server_shapes(tmp_path):
+    """Every key jsstore's /varz, /connz, /jsz, /healthz answer is one nats-server's has
+    (the ones monitoring tools read among them), and the counters count."""
+    from natsserver import free_port
+    require_nats_server()
+    pages = {}
+    for kind in ("jsstore", "nats-server"):
+        http = free_port()
+        starter = jsstore_server if kind == "jsstore" else nats_server
+        with starter(tmp_path / kind, ["-m", str(http)]) as srv:
+            async def traffic():
+                nc = await nats.connect(srv.url, name="probe")
+                js = nc.jetstream()
+                await js.add_stream(name="S", subjects=["s"])
+                await js.publish("s", b"12345")
+                await nc.subscribe("x")
+                await nc.flush()
+                found = {page: _get(http, f"/{page}") for page in
+                         ("varz", "connz", "jsz", "healthz")}
+                await nc.close()
+                return found
+            pages[kind] = run(traffic())
+    ours, theirs = pages["jsstore"], pages["nats-server"]
+    for page in ours:
+        assert set(ours[page]) <= set(theirs[page]), (page, set(ours[page]) - set(theirs[page]))
+    for key in ("server_id", "version", "connections", "in_msgs", "out_msgs", "in_bytes",
+                "out_bytes", "subscriptions", "mem", "cpu", "uptime", "jetstream"):
+        assert key in ours["varz"], key
+    assert ours["varz"]["connections"] == 1 and ours["varz"]["in_msgs"] >= 2
+    assert ours["healthz"] == theirs["healthz"] == {"status": "ok"}
+    [conn] = ours["connz"]["connections"]
+    assert conn["name"] == "probe" and conn["subscriptions"] >= 1
+    assert set(conn) <= set(theirs["connz"]["connections"][0])
+    assert (ours["jsz"]["streams"], ours["jsz"]["messages"]) == (1, 1)
+    assert (theirs["jsz"]["streams"], theirs["jsz"]["messages"]) == (1, 1)

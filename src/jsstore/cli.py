@@ -1,14 +1,15 @@
 """The ``jsstore`` command.
 
     jsstore serve [-p PORT] [-a HOST] [-js] [-sd DIR] [-n NAME] [-P PIDFILE] [-l LOGFILE]
-                  [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
+                  [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
 
 Flags are read as nats-server reads them (Go's flag package): ``-x`` and ``--x`` alike,
 ``-x=v`` or ``-x v``.  ``-p -1`` picks a free port.  Without ``-sd`` the store lives in a
 ``jsstore`` folder under the system temp dir (nats-server keeps its own in ``nats``
 there).  Logs go to stderr in nats-server's format; after ``Server is ready`` nothing is
 written there that could block.  SIGTERM and SIGINT stop it cleanly (streams flushed and
-closed).  Not yet read: ``-c`` config files and the monitoring port.
+closed).  ``-m`` serves /varz, /connz, /jsz and /healthz.  Not yet read: ``-c``
+config files.
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ FLAGS = {
     "DV": ("debug", False),
     "v": ("version", False), "version": ("version", False),
     "max_payload": ("max_payload", True),
+    "m": ("http_port", True), "http_port": ("http_port", True),
     "user": ("user", True), "pass": ("password", True), "auth": ("token", True),
 }
-NOT_YET = {"c", "config", "m", "http_port"}
+NOT_YET = {"c", "config"}
 
 
 class UsageError(Exception):
@@ -116,12 +118,19 @@ def serve(options: dict) -> int:
                     server_name=options.get("server_name", ""), max_payload=max_payload,
                     token=options.get("token"), user=options.get("user"),
                     password=options.get("password"))
+    if options.get("http_port") is not None:
+        try:
+            server.http_port = int(options["http_port"])
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     log.info(f"Starting jsstore {__version__} (nats-server {schemas.SERVER_VERSION} API)")
     if js is not None:
         log.info("Starting JetStream")
         log.info(f"    Store Directory: \"{js.directory}\"")
 
     def ready(srv) -> None:
+        if srv.monitor is not None:
+            log.info(f"Starting http monitor on {srv.host}:{srv.monitor.port}")
         log.info(f"Listening for client connections on {srv.host}:{srv.port}")
         if options.get("pid"):
             with open(options["pid"], "w") as f:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 from jsstore._core import protocol
 from jsstore._core.subjects import is_valid_subject
@@ -36,11 +37,18 @@ class Client(asyncio.Protocol):
         self.no_responders = False
         self.closed = False
         self.authorized = not server.auth_required
+        self.started = self.active = time.time()
+        self.peer: tuple = ("", 0)
+        self.name = self.lang = self.version = ""
+        self.in_msgs = self.in_bytes = self.out_msgs = self.out_bytes = 0
 
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
         self.transport = transport
+        peer = transport.get_extra_info("peername") or ("", 0)
+        self.peer = (peer[0], peer[1]) if len(peer) >= 2 else ("", 0)
         self.server.clients[self.cid] = self
+        self.server.stats["total_connections"] += 1
         transport.write(protocol.info_frame(self.server.info_json(self.cid)))
 
     def connection_lost(self, exc) -> None:
@@ -49,6 +57,7 @@ class Client(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         server = self.server
+        self.active = time.time()
         for op in self.parser.feed(data):
             kind = op[0]
             if not self.authorized and kind != protocol.CONNECT:
@@ -96,6 +105,9 @@ class Client(asyncio.Protocol):
             self.error_and_close(AUTHORIZATION_VIOLATION)
             return False
         self.authorized = True
+        self.name = str(options.get("name") or "")
+        self.lang = str(options.get("lang") or "")
+        self.version = str(options.get("version") or "")
         self.verbose = bool(options.get("verbose", False))
         self.pedantic = bool(options.get("pedantic", False))
         self.echo = bool(options.get("echo", True))
@@ -104,6 +116,12 @@ class Client(asyncio.Protocol):
         return True
 
     def _pub(self, subject: str, reply: str | None, hdr: bytes | None, payload: bytes) -> None:
+        size = len(payload) + (len(hdr) if hdr else 0)
+        self.in_msgs += 1
+        self.in_bytes += size
+        stats = self.server.stats
+        stats["in_msgs"] += 1
+        stats["in_bytes"] += size
         if self.pedantic and not is_valid_subject(subject, False):
             self.out.append(protocol.err_frame(INVALID_PUBLISH_SUBJECT))
             return
@@ -139,6 +157,12 @@ class Client(asyncio.Protocol):
         if hdr and not self.headers:
             hdr = None
         self.out.append(protocol.msg_frame(subject, sub.sid, reply, hdr, payload))
+        size = len(payload) + (len(hdr) if hdr else 0)
+        self.out_msgs += 1
+        self.out_bytes += size
+        stats = self.server.stats
+        stats["out_msgs"] += 1
+        stats["out_bytes"] += size
         sub.delivered += 1
         if sub.max and sub.delivered >= sub.max:
             self.unsubscribe(sub)

@@ -43,6 +43,11 @@ class Server:
         self.token, self.user, self.password = token, user, password
         self.auth_required = bool(token or user)
         self.slow_consumers = 0
+        self.stats = {"total_connections": 0, "in_msgs": 0, "in_bytes": 0, "out_msgs": 0,
+                      "out_bytes": 0}
+        self.info_version = schemas.SERVER_VERSION
+        self.http_port: int | None = None         # the monitoring port (-m), when asked
+        self.monitor = None
         self.table = SubjectTable()
         self.clients: dict[int, Client] = {}
         self.dirty: set[Client] = set()
@@ -166,8 +171,15 @@ class Server:
         self._server = await self.loop.create_server(
             lambda: Client(self, next(self._cids)), self.host, port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
+        if self.http_port is not None:
+            from jsstore.server.monitor import Monitor
+            self.monitor = Monitor(self, self.host, self.http_port)
+            await self.monitor.start()
 
     async def stop(self) -> None:
+        if self.monitor is not None:
+            await self.monitor.stop()
+            self.monitor = None
         if self._server is not None:
             self._server.close()
             for client in list(self.clients.values()):

@@ -77,6 +77,10 @@ class SubjectTable:
                 groups.setdefault(s.queue, []).append(s)
         return plain + [random.choice(members) for members in groups.values()]
 
+    def count(self) -> int:
+        with self._lock:
+            return sum(len(v) for v in self._literal.values()) + len(self._wildcard)
+
     def has_interest(self, subject: str) -> bool:
         with self._lock:
             return bool(self._all(subject))

@@ -1,0 +1,177 @@
+"""The monitoring port (``-m``): ``/varz``, ``/connz``, ``/jsz``, ``/healthz`` with
+nats-server's JSON keys, so its Prometheus exporter and surveyor-style tools can read
+them.  A small HTTP/1.1 server on the same event loop: GET only, one JSON answer per
+request, the connection closed after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import time
+from datetime import datetime, timezone
+
+from jsstore.server.server import DEFAULT_MAX_PENDING, GO_VERSION
+
+MAX_CONTROL_LINE = 4096
+PING_INTERVAL = 120_000_000_000        # ns, nats-server's default
+PING_MAX = 2
+AUTH_TIMEOUT = 2.0
+
+
+def _rfc3339(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _uptime(seconds: float) -> str:
+    """nats-server's uptime text: 1d2h3m4s."""
+    seconds = int(seconds)
+    days, seconds = divmod(seconds, 86400)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    text = f"{days}d" if days else ""
+    if days or hours:
+        text += f"{hours}h"
+    if days or hours or minutes:
+        text += f"{minutes}m"
+    return text + f"{seconds}s"
+
+
+class Monitor:
+    def __init__(self, server, host: str, port: int):
+        self.server = server
+        self.host = host
+        self.port = port
+        self.started = time.time()
+        self.requests: dict[str, int] = {}
+        self._listener = None
+
+    async def start(self) -> None:
+        port = 0 if self.port in (-1, 0) else self.port
+        self._listener = await asyncio.start_server(self._serve, self.host, port)
+        self.port = self._listener.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            await self._listener.wait_closed()
+
+    async def _serve(self, reader, writer) -> None:
+        try:
+            request = await reader.readuntil(b"\r\n\r\n")
+            line = request.split(b"\r\n", 1)[0].decode("latin-1").split()
+            path = line[1].split("?", 1)[0].rstrip("/") if len(line) > 1 else "/"
+            handler = {"/varz": self.varz, "/connz": self.connz, "/jsz": self.jsz,
+                       "/healthz": self.healthz}.get(path)
+            if handler is None:
+                status, body = "404 Not Found", b"404 page not found\n"
+                kind = "text/plain; charset=utf-8"
+            else:
+                self.requests[path] = self.requests.get(path, 0) + 1
+                status, kind = "200 OK", "application/json"
+                body = json.dumps(handler(), indent=2).encode()
+            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\n"
+                         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+                         .encode() + body)
+            await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    # -- the pages ------------------------------------------------------------------------
+    def varz(self) -> dict:
+        srv = self.server
+        now = time.time()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        stats = srv.stats
+        return {
+            "server_id": srv.server_id, "server_name": srv.server_name,
+            "version": srv.info_version, "proto": 1, "go": GO_VERSION,
+            "host": srv.host, "port": srv.port, "max_connections": 65536,
+            "ping_interval": PING_INTERVAL, "ping_max": PING_MAX,
+            "http_host": self.host, "http_port": self.port, "http_base_path": "",
+            "https_port": 0, "auth_timeout": AUTH_TIMEOUT,
+            "max_control_line": MAX_CONTROL_LINE, "max_payload": srv.max_payload,
+            "max_pending": getattr(srv, "max_pending", DEFAULT_MAX_PENDING),
+            "jetstream": self._jetstream_varz(),
+            "start": _rfc3339(self.started), "now": _rfc3339(now),
+            "uptime": _uptime(now - self.started),
+            "mem": usage.ru_maxrss * 1024, "cores": os.cpu_count() or 1,
+            "gomaxprocs": os.cpu_count() or 1,
+            "cpu": round((usage.ru_utime + usage.ru_stime) * 100 / max(now - self.started,
+                                                                       1e-9), 2),
+            "connections": len(srv.clients), "total_connections": stats["total_connections"],
+            "routes": 0, "remotes": 0, "leafnodes": 0,
+            "in_msgs": stats["in_msgs"], "in_bytes": stats["in_bytes"],
+            "in_client_msgs": stats["in_msgs"], "in_client_bytes": stats["in_bytes"],
+            "out_msgs": stats["out_msgs"], "out_bytes": stats["out_bytes"],
+            "out_client_msgs": stats["out_msgs"], "out_client_bytes": stats["out_bytes"],
+            "slow_consumers": srv.slow_consumers, "stale_connections": 0,
+            "stalled_clients": 0, "subscriptions": srv.table.count(),
+            "http_req_stats": {f"{p}": n for p, n in self.requests.items()},
+        }
+
+    def _jetstream_varz(self) -> dict:
+        js = self.server.js
+        if js is None:
+            return {}
+        return {"config": self._js_config(), "stats": self._js_stats()}
+
+    def _js_config(self) -> dict:
+        js = self.server.js
+        return {"max_memory": -1, "max_storage": -1,
+                "store_dir": os.path.join(js.directory, "jetstream") if js.directory else "",
+                "sync_interval": 120_000_000_000, "strict": True}
+
+    def _js_stats(self) -> dict:
+        js = self.server.js
+        info = js.account_info()
+        api = js._router().streams
+        return {"memory": info.memory, "storage": info.storage,
+                "reserved_memory": 0, "reserved_storage": 0, "accounts": 1, "ha_assets": 0,
+                "api": {"level": 5, "total": api.total, "errors": api.errors}}
+
+    def connz(self) -> dict:
+        srv = self.server
+        now = time.time()
+        connections = []
+        for client in sorted(srv.clients.values(), key=lambda c: c.cid):
+            peer = client.peer
+            connections.append({
+                "cid": client.cid, "kind": "Client", "type": "nats",
+                "ip": peer[0], "port": peer[1],
+                "start": _rfc3339(client.started), "last_activity": _rfc3339(client.active),
+                "uptime": _uptime(now - client.started), "idle": _uptime(now - client.active),
+                "pending_bytes": (client.transport.get_write_buffer_size()
+                                  if client.transport is not None else 0),
+                "in_msgs": client.in_msgs, "out_msgs": client.out_msgs,
+                "in_bytes": client.in_bytes, "out_bytes": client.out_bytes,
+                "subscriptions": len(client.subs), "name": client.name,
+                "lang": client.lang, "version": client.version})
+        return {"server_id": srv.server_id, "now": _rfc3339(now),
+                "num_connections": len(connections), "total": len(connections),
+                "offset": 0, "limit": 1024, "connections": connections}
+
+    def jsz(self) -> dict:
+        srv = self.server
+        now = _rfc3339(time.time())
+        if srv.js is None:
+            return {"server_id": srv.server_id, "now": now, "disabled": True,
+                    "config": {}, "streams": 0, "consumers": 0, "messages": 0, "bytes": 0}
+        stats = self._js_stats()
+        js = srv.js
+        info = js.account_info()
+        messages = size = 0
+        for name in js.stream_names():
+            state = js.stream_info(name).state
+            messages += state.messages
+            size += state.bytes
+        return {**stats, "server_id": srv.server_id, "now": now, "config": self._js_config(),
+                "limits": {"default_max_consumers": 1000}, "streams": info.streams,
+                "consumers": info.consumers, "messages": messages, "bytes": size, "total": 1}
+
+    def healthz(self) -> dict:
+        return {"status": "ok"}
