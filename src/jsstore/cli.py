@@ -1,15 +1,15 @@
 """The ``jsstore`` command.
 
     jsstore serve [-p PORT] [-a HOST] [-js] [-sd DIR] [-n NAME] [-P PIDFILE] [-l LOGFILE]
-                  [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
+                  [-c FILE] [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
 
 Flags are read as nats-server reads them (Go's flag package): ``-x`` and ``--x`` alike,
 ``-x=v`` or ``-x v``.  ``-p -1`` picks a free port.  Without ``-sd`` the store lives in a
 ``jsstore`` folder under the system temp dir (nats-server keeps its own in ``nats``
 there).  Logs go to stderr in nats-server's format; after ``Server is ready`` nothing is
 written there that could block.  SIGTERM and SIGINT stop it cleanly (streams flushed and
-closed).  ``-m`` serves /varz, /connz, /jsz and /healthz.  Not yet read: ``-c``
-config files.
+closed).  ``-m`` serves /varz, /connz, /jsz and /healthz; ``-c`` reads the nats-server
+configuration subset described in jsstore.server.config (flags win over the file).
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ FLAGS = {
     "DV": ("debug", False),
     "v": ("version", False), "version": ("version", False),
     "max_payload": ("max_payload", True),
+    "c": ("config", True), "config": ("config", True),
     "m": ("http_port", True), "http_port": ("http_port", True),
     "user": ("user", True), "pass": ("password", True), "auth": ("token", True),
 }
-NOT_YET = {"c", "config"}
 
 
 class UsageError(Exception):
@@ -60,8 +60,6 @@ def parse_flags(argv: list[str]) -> dict:
         value = None
         if "=" in name:
             name, value = name.split("=", 1)
-        if name in NOT_YET:
-            raise UsageError(f"-{name} is not supported yet by jsstore serve")
         if name not in FLAGS:
             raise UsageError(f"flag provided but not defined: -{name}")
         key, takes = FLAGS[name]
@@ -104,6 +102,13 @@ def serve(options: dict) -> int:
     from jsstore.api import schemas
     from jsstore.server import Server
 
+    if options.get("config"):
+        from jsstore.server import config as server_config
+        try:
+            from_file = server_config.server_options(server_config.load(options["config"]))
+        except (OSError, server_config.ConfigError) as exc:
+            raise UsageError(f"configuration: {exc}") from None
+        options = {**from_file, **{k: v for k, v in options.items() if k != "config"}}
     log = Log(options.get("log"))
     js = None
     if options.get("jetstream") or options.get("store_dir"):
@@ -117,7 +122,7 @@ def serve(options: dict) -> int:
     server = Server(js, host=options.get("host", "0.0.0.0"), port=port,
                     server_name=options.get("server_name", ""), max_payload=max_payload,
                     token=options.get("token"), user=options.get("user"),
-                    password=options.get("password"))
+                    password=options.get("password"), users=options.get("users"))
     if options.get("http_port") is not None:
         try:
             server.http_port = int(options["http_port"])

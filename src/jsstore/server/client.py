@@ -13,13 +13,26 @@ import json
 import time
 
 from jsstore._core import protocol
-from jsstore._core.subjects import is_valid_subject
+from jsstore._core.subjects import _subject_matches, is_valid_subject
+from jsstore.consumer import is_subset_match
 from jsstore.server.subscriptions import Subscription
 
 NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"
 AUTHORIZATION_VIOLATION = "Authorization Violation"
 INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
+
+
+def allowed(rules: dict | None, subject: str, subscription: bool) -> bool:
+    """Whether permissions {allow, deny} let `subject` through (no rules: everything).  A
+    subscription's wildcards must lie inside an allowed filter."""
+    if not rules:
+        return True
+    match = is_subset_match if subscription else _subject_matches
+    allow, deny = rules.get("allow") or [], rules.get("deny") or []
+    if allow and not any(match(subject, rule) for rule in allow):
+        return False
+    return not any(_subject_matches(subject, rule) or match(subject, rule) for rule in deny)
 
 
 class Client(asyncio.Protocol):
@@ -37,6 +50,7 @@ class Client(asyncio.Protocol):
         self.no_responders = False
         self.closed = False
         self.authorized = not server.auth_required
+        self.permissions: dict | None = None      # {publish/subscribe: {allow, deny}}
         self.started = self.active = time.time()
         self.peer: tuple = ("", 0)
         self.name = self.lang = self.version = ""
@@ -101,10 +115,12 @@ class Client(asyncio.Protocol):
             return False
         if not isinstance(options, dict):
             options = {}
-        if not self.server.authorize(options):
+        permissions = self.server.authorize(options)
+        if permissions is False:
             self.error_and_close(AUTHORIZATION_VIOLATION)
             return False
         self.authorized = True
+        self.permissions = permissions
         self.name = str(options.get("name") or "")
         self.lang = str(options.get("lang") or "")
         self.version = str(options.get("version") or "")
@@ -116,6 +132,10 @@ class Client(asyncio.Protocol):
         return True
 
     def _pub(self, subject: str, reply: str | None, hdr: bytes | None, payload: bytes) -> None:
+        if self.permissions and not allowed(self.permissions.get("publish"), subject, False):
+            self.out.append(protocol.err_frame(
+                f'Permissions Violation for Publish to "{subject}"'))
+            return
         size = len(payload) + (len(hdr) if hdr else 0)
         self.in_msgs += 1
         self.in_bytes += size
@@ -132,6 +152,10 @@ class Client(asyncio.Protocol):
             self.out.append(protocol.err_frame(INVALID_SUBJECT))
             return
         if sid in self.subs:
+            return
+        if self.permissions and not allowed(self.permissions.get("subscribe"), subject, True):
+            self.out.append(protocol.err_frame(
+                f'Permissions Violation for Subscription to "{subject}"'))
             return
         sub = Subscription(self, subject, queue, sid)
         self.subs[sid] = sub

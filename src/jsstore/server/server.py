@@ -32,7 +32,8 @@ class Server:
     def __init__(self, js=None, *, host: str = "127.0.0.1", port: int = 4222,
                  server_name: str = "", max_payload: int = DEFAULT_MAX_PAYLOAD,
                  max_pending: int = DEFAULT_MAX_PENDING, token: str | None = None,
-                 user: str | None = None, password: str | None = None):
+                 user: str | None = None, password: str | None = None,
+                 users: list[dict] | None = None):
         self.js = js
         self.host = host
         self.port = port
@@ -41,7 +42,8 @@ class Server:
         self.max_payload = max_payload
         self.max_pending = max_pending
         self.token, self.user, self.password = token, user, password
-        self.auth_required = bool(token or user)
+        self.users = {u["user"]: u for u in users or ()}
+        self.auth_required = bool(token or user or self.users)
         self.slow_consumers = 0
         self.stats = {"total_connections": 0, "in_msgs": 0, "in_bytes": 0, "out_msgs": 0,
                       "out_bytes": 0}
@@ -71,15 +73,21 @@ class Server:
                 "jsstore_version": JSSTORE_VERSION}
         return json.dumps(info, separators=(",", ":")).encode()
 
-    def authorize(self, options: dict) -> bool:
-        """A CONNECT's credentials: the token, or the user and password, given to the
-        server (anything goes when none were)."""
+    def authorize(self, options: dict):
+        """A CONNECT's credentials: False when refused, else the user's permissions (None
+        for none) -- by token, by the user and password given to the server, or by one of
+        the configured users."""
         if self.token:
-            return options.get("auth_token") == self.token
+            return options.get("auth_token") == self.token and None
+        if self.users:
+            entry = self.users.get(options.get("user"))
+            if entry is None or options.get("pass") != entry["password"]:
+                return False
+            return entry.get("permissions")
         if self.user:
             return (options.get("user") == self.user
-                    and options.get("pass") == self.password)
-        return True
+                    and options.get("pass") == self.password) and None
+        return None
 
     # -- subscriptions ------------------------------------------------------------------------
     def subscribe(self, sub: Subscription) -> None:

@@ -1,0 +1,238 @@
+"""nats-server's configuration file format, the part ``jsstore serve -c`` reads.
+
+The format: ``key: value``, ``key = value`` or ``key value``; maps in ``{}``, arrays in
+``[]`` (items separated by commas or new lines); ``#`` and ``//`` comments; quoted or
+bare strings; integers, floats, booleans (true/false/yes/no/on/off) and sizes (``1GB``,
+``512MB``, ``64K``: powers of 1024); ``$name`` for a variable defined earlier in the file
+or in the environment; ``include "other.conf"`` relative to the including file.
+
+What is used (``server_options``): port, host/listen, server_name, max_payload,
+http/http_port/monitor_port, jetstream {store_dir, max_memory_store, max_file_store} (or
+``jetstream: enabled``), authorization {token | user+password | users [{user, password,
+permissions {publish, subscribe}}]}, and accounts {NAME: {users [...], jetstream
+{...limits}}} whose users are merged into the user list.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmMgGtT])[bB]?$")
+_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+class _Parser:
+    def __init__(self, text: str, path: str | None, variables: dict):
+        self.text = text
+        self.pos = 0
+        self.path = path
+        self.variables = variables
+
+    def error(self, what: str) -> ConfigError:
+        line = self.text.count("\n", 0, self.pos) + 1
+        where = f"{self.path}:{line}" if self.path else f"line {line}"
+        return ConfigError(f"{where}: {what}")
+
+    def skip(self, newlines: bool = True) -> None:
+        text = self.text
+        while self.pos < len(text):
+            c = text[self.pos]
+            if c in " \t\r" or (newlines and c in "\n,;"):
+                self.pos += 1
+            elif c == "#" or text.startswith("//", self.pos):
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end
+            else:
+                return
+
+    def parse_map(self, closing: str | None) -> dict:
+        out: dict = {}
+        while True:
+            self.skip()
+            if self.pos >= len(self.text):
+                if closing:
+                    raise self.error(f"missing '{closing}'")
+                return out
+            if closing and self.text[self.pos] == closing:
+                self.pos += 1
+                return out
+            key = self.parse_key()
+            self.skip(newlines=False)
+            if key == "include" and self.text[self.pos:self.pos + 1] in "\"'":
+                out.update(self.include(self.parse_string()))
+                continue
+            if self.text[self.pos:self.pos + 1] in (":", "="):
+                self.pos += 1
+                self.skip(newlines=False)
+            value = self.parse_value()
+            out[key] = value
+            self.variables[key] = value
+
+    def parse_key(self) -> str:
+        if self.text[self.pos] in "\"'":
+            return self.parse_string()
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] not in " \t\r\n:={}[],#":
+            self.pos += 1
+        if start == self.pos:
+            raise self.error(f"unexpected {self.text[self.pos]!r}")
+        return self.text[start:self.pos]
+
+    def parse_string(self) -> str:
+        quote = self.text[self.pos]
+        end = self.text.find(quote, self.pos + 1)
+        if end < 0:
+            raise self.error("unterminated string")
+        value = self.text[self.pos + 1:end]
+        self.pos = end + 1
+        return value.encode().decode("unicode_escape") if quote == '"' else value
+
+    def parse_value(self):
+        if self.pos >= len(self.text):
+            raise self.error("missing value")
+        c = self.text[self.pos]
+        if c == "{":
+            self.pos += 1
+            return self.parse_map("}")
+        if c == "[":
+            self.pos += 1
+            items = []
+            while True:
+                self.skip()
+                if self.pos >= len(self.text):
+                    raise self.error("missing ']'")
+                if self.text[self.pos] == "]":
+                    self.pos += 1
+                    return items
+                items.append(self.parse_value())
+        if c in "\"'":
+            return self.parse_string()
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] not in "\n,;}]#":
+            if self.text.startswith("//", self.pos):
+                break
+            self.pos += 1
+        return self.scalar(self.text[start:self.pos].strip())
+
+    def scalar(self, raw: str):
+        if raw.startswith("$"):
+            name = raw[1:]
+            if name in self.variables:
+                return self.variables[name]
+            if name in os.environ:
+                return self.scalar(os.environ[name])
+            raise self.error(f"variable reference for {name!r} on line can not be found")
+        lowered = raw.lower()
+        if lowered in _BOOLEANS:
+            return _BOOLEANS[lowered]
+        if _NUMBER.match(raw):
+            return float(raw) if "." in raw else int(raw)
+        size = _SIZE.match(raw)
+        if size:
+            return int(float(size.group(1)) * _UNITS[size.group(2).lower()])
+        return raw
+
+    def include(self, name: str) -> dict:
+        base = os.path.dirname(self.path) if self.path else "."
+        path = os.path.join(base, name)
+        with open(path) as f:
+            return _Parser(f.read(), path, self.variables).parse_map(None)
+
+
+def parse(text: str, path: str | None = None) -> dict:
+    """The configuration in `text` as nested dicts and lists."""
+    return _Parser(text, path, {}).parse_map(None)
+
+
+def load(path: str) -> dict:
+    with open(path) as f:
+        return parse(f.read(), path)
+
+
+def _permissions(raw) -> dict | None:
+    """{publish: {allow, deny}, subscribe: {allow, deny}} from the config's forms: a
+    subject, a list, or a map with allow/deny."""
+    if not raw:
+        return None
+    out = {}
+    for kind in ("publish", "subscribe"):
+        value = raw.get(kind) if isinstance(raw, dict) else None
+        if value is None:
+            continue
+        if isinstance(value, str):
+            out[kind] = {"allow": [value], "deny": []}
+        elif isinstance(value, list):
+            out[kind] = {"allow": [str(v) for v in value], "deny": []}
+        elif isinstance(value, dict):
+            allow, deny = value.get("allow"), value.get("deny")
+            out[kind] = {"allow": [allow] if isinstance(allow, str) else list(allow or []),
+                         "deny": [deny] if isinstance(deny, str) else list(deny or [])}
+    return out
+
+
+def _users(raw) -> list[dict]:
+    users = []
+    for entry in raw or []:
+        if isinstance(entry, dict) and "user" in entry:
+            users.append({"user": str(entry["user"]),
+                          "password": str(entry.get("password", entry.get("pass", ""))),
+                          "permissions": _permissions(entry.get("permissions"))})
+    return users
+
+
+def server_options(config: dict) -> dict:
+    """The serve options a configuration gives (the same names as the command line's)."""
+    out: dict = {}
+    if "port" in config:
+        out["port"] = config["port"]
+    listen = config.get("listen")
+    if isinstance(listen, str) and ":" in listen:
+        host, port = listen.rsplit(":", 1)
+        out["host"], out["port"] = host, int(port)
+    for key in ("host", "net"):
+        if key in config:
+            out["host"] = str(config[key])
+    if "server_name" in config:
+        out["server_name"] = str(config["server_name"])
+    if "max_payload" in config:
+        out["max_payload"] = int(config["max_payload"])
+    for key in ("http", "http_port", "monitor_port"):
+        if key in config:
+            value = config[key]
+            out["http_port"] = int(str(value).rsplit(":", 1)[-1])
+    jetstream = config.get("jetstream")
+    if jetstream:
+        out["jetstream"] = True
+        if isinstance(jetstream, dict):
+            if "store_dir" in jetstream:
+                out["store_dir"] = str(jetstream["store_dir"])
+            for key in ("max_memory_store", "max_file_store", "max_mem", "max_file"):
+                if key in jetstream:
+                    out[key] = jetstream[key]
+        elif isinstance(jetstream, str) and jetstream.lower() not in ("enabled", "enable"):
+            out["store_dir"] = jetstream
+    if "store_dir" in config:
+        out["store_dir"] = str(config["store_dir"])
+    auth = config.get("authorization") or {}
+    if isinstance(auth, dict):
+        if "token" in auth:
+            out["token"] = str(auth["token"])
+        if "user" in auth:
+            out["user"] = str(auth["user"])
+            out["password"] = str(auth.get("password", auth.get("pass", "")))
+        users = _users(auth.get("users"))
+    else:
+        users = []
+    for account in (config.get("accounts") or {}).values():
+        if isinstance(account, dict):
+            users += _users(account.get("users"))
+    if users:
+        out["users"] = users
+    return out

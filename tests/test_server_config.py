@@ -1,0 +1,105 @@
+"""nats-server configuration files: the parser, and a config with users and permissions
+run against both jsstore serve and nats-server."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+import pytest
+
+from jsstore.server import config
+from jsstoreserver import jsstore_server
+from natsserver import nats_server, require_nats_server
+
+CONF = """
+# a nats-server configuration
+port: 4333
+server_name = "edge-1"
+max_payload: 2MB
+jetstream {
+  store_dir: "/var/lib/js"   // where streams live
+  max_memory_store: 1G
+  max_file_store = 10GB
+}
+authorization {
+  users = [
+    {user: alice, password: secret, permissions: {publish: "orders.>", subscribe: ["_INBOX.>", "orders.*"]}}
+    {user: bob, password: $BOB_PASS}
+  ]
+}
+"""
+
+
+def test_parse_the_format(monkeypatch):
+    monkeypatch.setenv("BOB_PASS", "pw")
+    parsed = config.parse(CONF)
+    assert parsed["port"] == 4333 and parsed["server_name"] == "edge-1"
+    assert parsed["max_payload"] == 2 << 20
+    assert parsed["jetstream"] == {"store_dir": "/var/lib/js", "max_memory_store": 1 << 30,
+                                   "max_file_store": 10 << 30}
+    options = config.server_options(parsed)
+    assert options["users"] == [
+        {"user": "alice", "password": "secret",
+         "permissions": {"publish": {"allow": ["orders.>"], "deny": []},
+                         "subscribe": {"allow": ["_INBOX.>", "orders.*"], "deny": []}}},
+        {"user": "bob", "password": "pw", "permissions": None}]
+    assert options["store_dir"] == "/var/lib/js" and options["jetstream"] is True
+
+
+def test_parse_forms():
+    parsed = config.parse("a 1\nb: yes\nc = 'single'\nd: [1, 2\n 3]\ne { f: g }\nh: 1.5\n"
+                          "i: bare words here\nj: $a\n")
+    assert parsed == {"a": 1, "b": True, "c": "single", "d": [1, 2, 3], "e": {"f": "g"},
+                      "h": 1.5, "i": "bare words here", "j": 1}
+    with pytest.raises(config.ConfigError):
+        config.parse("a { b: 1")
+    with pytest.raises(config.ConfigError):
+        config.parse("a: $nope_not_defined_anywhere")
+
+
+def _session(port: int, user: str, password: str, frames: bytes) -> bytes:
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.settimeout(1)
+    sock.recv(65536)
+    sock.sendall(b'CONNECT {"verbose":false,"user":"%s","pass":"%s"}\r\n' % (
+        user.encode(), password.encode()) + frames + b"PING\r\n")
+    out = b""
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and not out.endswith(b"PONG\r\n"):
+        try:
+            chunk = sock.recv(65536)
+        except OSError:
+            break
+        if not chunk:
+            out += b"<closed>"
+            break
+        out += chunk
+    sock.close()
+    return out
+
+
+@pytest.mark.natsserver
+@pytest.mark.parametrize("kind", ["jsstore", "nats-server"])
+def test_users_and_permissions(tmp_path, kind):
+    conf = tmp_path / "server.conf"
+    conf.write_text("authorization {\n  users = [\n"
+                    '    {user: alice, password: secret, permissions: '
+                    '{publish: "orders.>", subscribe: ["_INBOX.>", "orders.*"]}}\n'
+                    "    {user: bob, password: pw}\n  ]\n}\n")
+    starter = jsstore_server if kind == "jsstore" else nats_server
+    if kind == "nats-server":
+        require_nats_server()
+    with starter(tmp_path / "store", ["-c", str(conf)]) as srv:
+        allowed = _session(srv.port, "alice", "secret",
+                           b"SUB orders.* 1\r\nPUB orders.new 2\r\nhi\r\n")
+        denied = _session(srv.port, "alice", "secret",
+                          b"SUB secrets.> 1\r\nPUB admin.x 2\r\nhi\r\n")
+        wrong = _session(srv.port, "bob", "nope", b"")
+        free = _session(srv.port, "bob", "pw", b"SUB anything 1\r\n")
+    assert allowed == b"MSG orders.new 1 2\r\nhi\r\nPONG\r\n"
+    assert denied == (b"-ERR 'Permissions Violation for Subscription to \"secrets.>\"'\r\n"
+                      b"-ERR 'Permissions Violation for Publish to \"admin.x\"'\r\nPONG\r\n")
+    assert wrong == b"-ERR 'Authorization Violation'\r\n<closed>"
+    assert free == b"PONG\r\n"
