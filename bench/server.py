@@ -1,0 +1,197 @@
+"""`jsstore serve` against nats-server, side by side in one run.
+
+    python bench/server.py [--n N] [--reps R] [--quick] [--json FILE]
+
+Each repetition starts both servers fresh (their own temporary store directories, on free
+loopback ports, the order alternating) and measures, for each:
+
+- nats-py ``publish_async`` of N messages of 128 B with at most 1,000 acks outstanding;
+- nats-py pull ``fetch(100)`` of those N messages with an explicit ``ack()`` of each;
+- nats-py KV ``put`` and ``get`` (N/4 each);
+- the server's ceiling: a raw-socket client sends prebuilt ``PUB orders.x <inbox> 128``
+  frames into a stream and reads the PubAcks back, keeping up to 1,000 unacknowledged;
+- resident memory (VmRSS) idle after start and after the run.
+
+Targets (the server issue): every nats-py figure >= 1.0x nats-server's, the raw ceiling
+>= 0.5x.  Ratios are jsstore / nats-server of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+for path in (os.path.join(ROOT, "src"), os.path.join(ROOT, "tests")):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+import nats  # noqa: E402
+from jsstoreserver import start_jsstore_server  # noqa: E402
+from natsserver import start_nats_server  # noqa: E402
+
+PAYLOAD = b"x" * 128
+WINDOW = 1000
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+async def client_figures(url: str, n: int) -> dict:
+    nc = await nats.connect(url)
+    js = nc.jetstream()
+    await js.add_stream(name="ORDERS", subjects=["orders.*"])
+    start = time.perf_counter()
+    pending = []
+    for _ in range(n):
+        pending.append(await js.publish_async("orders.new", PAYLOAD, wait_stall=30))
+        if len(pending) >= WINDOW:
+            await asyncio.gather(*pending)
+            pending = []
+    await asyncio.gather(*pending)
+    published = n / (time.perf_counter() - start)
+
+    sub = await js.pull_subscribe("orders.*", "BENCH", stream="ORDERS")
+    start = time.perf_counter()
+    got = 0
+    while got < n:
+        msgs = await sub.fetch(100, timeout=10)
+        for msg in msgs:
+            await msg.ack()
+        got += len(msgs)
+    fetched = n / (time.perf_counter() - start)
+
+    kv = await js.create_key_value(bucket="bench")
+    keys = n // 4
+    start = time.perf_counter()
+    for i in range(keys):
+        await kv.put(f"k{i % 1000}", PAYLOAD)
+    put = keys / (time.perf_counter() - start)
+    start = time.perf_counter()
+    for i in range(keys):
+        await kv.get(f"k{i % 1000}")
+    get = keys / (time.perf_counter() - start)
+    await nc.close()
+    return {"publish_async": published, "fetch(100)+ack": fetched, "kv put": put,
+            "kv get": get}
+
+
+def count_msgs(buf: bytes) -> int:
+    """How many whole MSG frames `buf` starts with (what they span: count_msgs.consumed)."""
+    pos = count = 0
+    while True:
+        eol = buf.find(b"\r\n", pos)
+        if eol < 0:
+            break
+        line = buf[pos:eol]
+        if line.startswith(b"MSG "):
+            end = eol + 2 + int(line.rsplit(b" ", 1)[1]) + 2
+            if end > len(buf):
+                break
+            count += 1
+            pos = end
+        else:
+            pos = eol + 2              # PING, +OK and the like
+    count_msgs.consumed = pos
+    return count
+
+
+def raw_ceiling(port: int, n: int) -> float:
+    """Acked msgs/s for prebuilt PUB frames with up to WINDOW PubAcks outstanding."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.recv(65536)
+    config = b'{"name":"RAW","subjects":["raw.>"]}'
+    sock.sendall(b'CONNECT {"verbose":false,"headers":true}\r\nSUB _R.* 1\r\n'
+                 b'PUB $JS.API.STREAM.CREATE.RAW _R.c %d\r\n%s\r\nPING\r\n'
+                 % (len(config), config))
+    buf = b""
+    while b"PONG" not in buf:
+        buf += sock.recv(65536)
+    frames = [b"PUB raw.%d _R.%d 128\r\n%s\r\n" % (i % 100, i % 100, PAYLOAD)
+              for i in range(WINDOW)]
+    batch = 100
+    sent = acked = 0
+    sock.settimeout(30)
+    start = time.perf_counter()
+    buf = b""
+    while acked < n:
+        while sent < n and sent - acked < WINDOW:
+            chunk = frames[:min(batch, n - sent, WINDOW - (sent - acked))]
+            sock.sendall(b"".join(chunk))
+            sent += len(chunk)
+        data = sock.recv(1 << 20)
+        if not data:
+            raise RuntimeError(f"server closed the connection after {acked} acks")
+        buf += data
+        acked += count_msgs(buf)
+        buf = buf[count_msgs.consumed:]
+    elapsed = time.perf_counter() - start
+    sock.close()
+    return n / elapsed
+
+
+def run_one(kind: str, n: int) -> dict:
+    directory = tempfile.mkdtemp(prefix=f"bench-{kind}-")
+    server = (start_jsstore_server(directory) if kind == "jsstore"
+              else start_nats_server(directory))
+    try:
+        time.sleep(0.3)
+        idle = rss_kib(server.pid)
+        figures = asyncio.run(client_figures(server.url, n))
+        figures["raw PUB ceiling"] = raw_ceiling(server.port, n)
+        figures["rss idle MiB"] = idle / 1024
+        figures["rss loaded MiB"] = rss_kib(server.pid) / 1024
+        return figures
+    finally:
+        server.stop()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=50_000)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="N = 10,000, 1 rep")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    n, reps = (10_000, 1) if args.quick else (args.n, args.reps)
+    runs: dict[str, list[dict]] = {"jsstore": [], "nats-server": []}
+    for rep in range(reps):
+        order = ["jsstore", "nats-server"] if rep % 2 == 0 else ["nats-server", "jsstore"]
+        for kind in order:
+            runs[kind].append(run_one(kind, n))
+            print(f"  {kind:<12} rep {rep + 1}: " + ", ".join(
+                f"{k} {v:,.0f}" for k, v in runs[kind][-1].items()), file=sys.stderr)
+    median = {kind: {k: statistics.median(r[k] for r in results) for k in results[0]}
+              for kind, results in runs.items()}
+    print(f"\n{n:,} messages of 128 B, median of {reps}\n")
+    print("| measurement | jsstore | nats-server | ratio | target |")
+    print("|---|---|---|---|---|")
+    targets = {"publish_async": 1.0, "fetch(100)+ack": 1.0, "kv put": 1.0, "kv get": 1.0,
+               "raw PUB ceiling": 0.5}
+    for key in median["jsstore"]:
+        ours, theirs = median["jsstore"][key], median["nats-server"][key]
+        target = targets.get(key)
+        print(f"| {key} | {ours:,.1f} | {theirs:,.1f} | {ours / theirs:.2f} | "
+              f"{'>= %.1f' % target if target else ''} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"n": n, "reps": reps, "runs": runs, "median": median}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
