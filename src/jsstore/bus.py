@@ -141,6 +141,21 @@ class Bus:
         outside = self._outside
         return outside is not None and outside.has_interest(subject)
 
+    def publish_batch(self, msgs: list[Msg]) -> int:
+        """Deliver messages that all go to one target (a consumer's burst to one inbox),
+        in order: to the outside in one hand-over when only it listens there, else one by
+        one as `publish` does.  Returns how many receivers matched the first."""
+        if not msgs:
+            return 0
+        first = msgs[0]
+        target = first.to or first.subject
+        outside = self._outside
+        many = getattr(outside, "deliver_many", None)
+        if many is None or self._matching(target):
+            counts = [self.publish(msg) for msg in msgs]
+            return counts[0]
+        return many(msgs) if outside.has_interest(target) else 0
+
     def publish(self, msg: Msg) -> int:
         """Deliver `msg` to every subscription matching ``msg.to`` (when set) or its
         subject; returns how many matched."""

@@ -98,7 +98,7 @@ class DeliveryMixin:
         update_delivered = self.store.update_delivered
         acks, maxp, waiting = self.acks, self.maxp, self.waiting
         load_filter, prefix, reply = self.load_filter, self.ack_prefix, wr.reply
-        publish = self.js.bus.publish
+        batch: list[Msg] = []
         sent = 0
         while wr.n > 0 and not self.closed:
             if maxp > 0 and acks.num_pending >= maxp:
@@ -120,8 +120,10 @@ class DeliveryMixin:
             if sink is not None:
                 sink(out, (seq, dseq, 1, ts, pending))
             else:
-                publish(out)
+                batch.append(out)
             sent += 1
+        if batch:
+            self.js.bus.publish_batch(batch)
         if not sent:
             return False
         self.ldt = now

@@ -134,6 +134,16 @@ class Router:
             consumer = js._consumers.get(stream, {}).get(name)
             if consumer is None:
                 return False
+            if len(tokens) == 9 and (not payload or payload == b"+ACK"):
+                # the common case, a plain ack of a v1 subject with sane numbers
+                delivered, sseq, dseq = tokens[4], tokens[5], tokens[6]
+                if (delivered.isdigit() and sseq.isdigit() and dseq.isdigit()
+                        and len(delivered) < 19 and len(sseq) < 19 and len(dseq) < 19
+                        and (delivered + sseq + dseq).isascii()
+                        and tokens[7].isdigit() and tokens[8].isdigit() and int(sseq)):
+                    if consumer.ack(int(sseq), int(dseq), int(delivered), reply or "") and reply:
+                        send(None, b"")         # the double ack: applied
+                    return True
             if consumer.process_ack(subject, payload, reply or ""):
                 send(None, b"")        # the double ack: applied
         return True

@@ -18,6 +18,8 @@ from jsstore.consumer import is_subset_match
 from jsstore.server.subscriptions import Subscription
 
 NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"
+STREAM_GAP = 0.0005         # reads this close together: the client is streaming
+STREAM_READS = 4            # ... once this many came in a row
 AUTHORIZATION_VIOLATION = "Authorization Violation"
 INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
@@ -55,6 +57,9 @@ class Client(asyncio.Protocol):
         self.peer: tuple = ("", 0)
         self.name = self.lang = self.version = ""
         self.in_msgs = self.in_bytes = self.out_msgs = self.out_bytes = 0
+        self.last_read = 0.0
+        self.quick_reads = 0        # reads in a row that came soon after the one before
+        self.flush_deferred = False
 
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -71,6 +76,9 @@ class Client(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         server = self.server
+        now = time.monotonic()
+        self.quick_reads = self.quick_reads + 1 if now - self.last_read < STREAM_GAP else 0
+        self.last_read = now
         self.active = time.time()
         for op in self.parser.feed(data):
             kind = op[0]
@@ -191,6 +199,46 @@ class Client(asyncio.Protocol):
         if sub.max and sub.delivered >= sub.max:
             self.unsubscribe(sub)
         self.server.dirty.add(self)
+
+    def deliver_many(self, sub: Subscription, msgs: list) -> None:
+        """Queue a burst of JetStream messages (bus Msgs) for one subscription, stopping
+        where an UNSUB's limit is reached."""
+        limit = sub.max - sub.delivered if sub.max else len(msgs)
+        if limit < len(msgs):
+            msgs = msgs[:max(limit, 0)]
+        frame = protocol.msg_frame
+        sid, headers, out = sub.sid, self.headers, self.out
+        size = 0
+        for msg in msgs:
+            hdr = msg.hdr if headers else None
+            data = msg.data
+            if type(data) is not bytes:
+                data = bytes(data)
+            out.append(frame(msg.subject, sid, msg.reply, hdr, data))
+            size += len(data) + (len(hdr) if hdr else 0)
+        count = len(msgs)
+        self.out_msgs += count
+        self.out_bytes += size
+        stats = self.server.stats
+        stats["out_msgs"] += count
+        stats["out_bytes"] += size
+        sub.delivered += count
+        if sub.max and sub.delivered >= sub.max:
+            self.unsubscribe(sub)
+        self.server.dirty.add(self)
+
+    def streaming(self) -> bool:
+        """Whether the client pipelines: its last reads came one right after another, and
+        it is still sending."""
+        return (self.quick_reads >= STREAM_READS
+                and time.monotonic() - self.last_read < STREAM_GAP)
+
+    def buffered(self) -> int:
+        return sum(map(len, self.out))
+
+    def deferred_flush(self) -> None:
+        self.flush_deferred = False
+        self.flush()
 
     def flush(self) -> None:
         if self.out and self.transport is not None and not self.closed:

@@ -25,7 +25,16 @@ from jsstore.server.subscriptions import Subscription, SubjectTable
 DEFAULT_MAX_PAYLOAD = 1024 * 1024
 DEFAULT_MAX_PENDING = 64 * 1024 * 1024    # MAX_PENDING_SIZE: bytes queued to one client
 GO_VERSION = "go1.25.0"
+# A client that streams (pipelines) what it sends gets its answers coalesced: written once
+# COALESCE_DELAY has passed or COALESCE_BYTES wait, so it reads them in a few large
+# chunks instead of one per packet it sent (it is not waiting on any single one).
+COALESCE_DELAY = 0.001
+COALESCE_BYTES = 64 * 1024
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+
+def _unanswered(hdr, data) -> None:
+    """Where answers to a message without a reply subject go: nowhere."""
 
 
 class Server:
@@ -127,9 +136,11 @@ class Server:
         delivered = self.route(subject, subject, reply, hdr, payload, origin)
         handled = False
         if self._router is not None:
-            def send(answer_hdr, data):
-                if reply:
+            if reply:
+                def send(answer_hdr, data):
                     self.route(reply, reply, None, answer_hdr, data)
+            else:
+                send = _unanswered
             handled = self._router.dispatch(subject, payload, hdr, send, reply)
         if reply and not delivered and not handled and origin.no_responders:
             for sub in self.table.match(reply):
@@ -151,6 +162,25 @@ class Server:
         self.loop.call_soon_threadsafe(self._deliver_later, msg)
         return 1
 
+    def deliver_many(self, msgs: list) -> int:
+        """Messages JetStream publishes to one target in a burst (a pull batch): matched
+        once, rendered into each receiving client's buffer in one go."""
+        if self.loop is None or threading.get_ident() == self._loop_thread:
+            return self._route_many(msgs)
+        self.loop.call_soon_threadsafe(self._route_many, msgs)
+        return 1
+
+    def _route_many(self, msgs: list) -> int:
+        first = msgs[0]
+        count = 0
+        for sub in self.table.match(first.to or first.subject):
+            client = sub.client
+            if not client.closed:
+                client.deliver_many(sub, msgs)
+                count += 1
+        self._schedule_flush()
+        return count
+
     def _deliver_later(self, msg) -> None:
         self.route(msg.subject, msg.to or msg.subject, msg.reply, msg.hdr, bytes(msg.data))
         self._schedule_flush()
@@ -169,7 +199,12 @@ class Server:
         self._flush_scheduled = False
         dirty, self.dirty = self.dirty, set()
         for client in dirty:
-            client.flush()
+            if client.streaming() and client.buffered() < COALESCE_BYTES:
+                if not client.flush_deferred:
+                    client.flush_deferred = True
+                    self.loop.call_later(COALESCE_DELAY, client.deferred_flush)
+            else:
+                client.flush()
 
     # -- running -------------------------------------------------------------------------------
     async def start(self) -> None:

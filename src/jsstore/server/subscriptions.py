@@ -12,6 +12,15 @@ from jsstore._core.subjects import _subject_matches, is_literal
 CACHE_LIMIT = 4096
 
 
+_NONE: list = []
+
+
+def _first_token(filter: str) -> str:
+    """A wildcard filter's first token, "" when that is itself a wildcard."""
+    first = filter.split(".", 1)[0]
+    return "" if first in ("*", ">") else first
+
+
 class Subscription:
     __slots__ = ("client", "subject", "queue", "sid", "max", "delivered")
 
@@ -30,6 +39,9 @@ class SubjectTable:
     def __init__(self):
         self._literal: dict[str, list[Subscription]] = {}
         self._wildcard: list[Subscription] = []
+        # wildcard filters by their first token ("" for those starting with * or >): a
+        # subject only needs checking against the filters under its own first token
+        self._by_first: dict[str, list[Subscription]] = {}
         self._cache: dict[str, list[Subscription]] = {}
         self._lock = threading.Lock()   # JetStream's timer thread asks for interest
 
@@ -39,6 +51,7 @@ class SubjectTable:
                 self._literal.setdefault(sub.subject, []).append(sub)
             else:
                 self._wildcard.append(sub)
+                self._by_first.setdefault(_first_token(sub.subject), []).append(sub)
             self._cache.clear()
 
     def remove(self, sub: Subscription) -> None:
@@ -51,16 +64,31 @@ class SubjectTable:
                         del self._literal[sub.subject]
             elif sub in self._wildcard:
                 self._wildcard.remove(sub)
+                first = _first_token(sub.subject)
+                group = self._by_first[first]
+                group.remove(sub)
+                if not group:
+                    del self._by_first[first]
             self._cache.clear()
 
     def _all(self, subject: str) -> list[Subscription]:
         found = self._cache.get(subject)
-        if found is None:
-            found = list(self._literal.get(subject, ()))
-            found.extend(s for s in self._wildcard if _subject_matches(subject, s.subject))
-            if len(self._cache) >= CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[subject] = found
+        if found is not None:
+            return found
+        by_first = self._by_first
+        literal = self._literal.get(subject)
+        dot = subject.find(".")
+        under = by_first.get(subject if dot < 0 else subject[:dot])
+        anywhere = by_first.get("")
+        if under is None and anywhere is None:
+            return literal or _NONE          # no filter to test: nothing worth caching
+        found = list(literal) if literal else []
+        for group in (under, anywhere):
+            if group:
+                found.extend(s for s in group if _subject_matches(subject, s.subject))
+        if len(self._cache) >= CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[subject] = found
         return found
 
     def match(self, subject: str) -> list[Subscription]:
