@@ -9,7 +9,9 @@ operation), pedantic (subject checks), echo, headers, no_responders.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
+import termios
 import time
 
 from jsstore._core import protocol
@@ -18,8 +20,9 @@ from jsstore.consumer import is_subset_match
 from jsstore.server.subscriptions import Subscription
 
 NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"
-STREAM_GAP = 0.0005         # reads this close together: the client is streaming
-STREAM_READS = 4            # ... once this many came in a row
+HOLD_TIME = 0.001           # answers held back for a client that pipelines, at most
+HOLD_BYTES = 64 * 1024      # ... and no more than this much of them
+QUIET_GAP = 0.0005          # a client that sent nothing for this long may be waiting
 AUTHORIZATION_VIOLATION = "Authorization Violation"
 INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
@@ -57,13 +60,16 @@ class Client(asyncio.Protocol):
         self.peer: tuple = ("", 0)
         self.name = self.lang = self.version = ""
         self.in_msgs = self.in_bytes = self.out_msgs = self.out_bytes = 0
+        self.fd = -1
         self.last_read = 0.0
-        self.quick_reads = 0        # reads in a row that came soon after the one before
-        self.flush_deferred = False
+        self.pipelining = False     # it sends on without waiting for answers (see hold)
+        self.held = False           # answers wait for release()
 
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
         self.transport = transport
+        sock = transport.get_extra_info("socket")
+        self.fd = sock.fileno() if sock is not None else -1
         peer = transport.get_extra_info("peername") or ("", 0)
         self.peer = (peer[0], peer[1]) if len(peer) >= 2 else ("", 0)
         self.server.clients[self.cid] = self
@@ -77,7 +83,8 @@ class Client(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         server = self.server
         now = time.monotonic()
-        self.quick_reads = self.quick_reads + 1 if now - self.last_read < STREAM_GAP else 0
+        if now - self.last_read > QUIET_GAP:
+            self.pipelining = False
         self.last_read = now
         self.active = time.time()
         for op in self.parser.feed(data):
@@ -227,17 +234,26 @@ class Client(asyncio.Protocol):
             self.unsubscribe(sub)
         self.server.dirty.add(self)
 
-    def streaming(self) -> bool:
-        """Whether the client pipelines: its last reads came one right after another, and
-        it is still sending."""
-        return (self.quick_reads >= STREAM_READS
-                and time.monotonic() - self.last_read < STREAM_GAP)
+    def hold(self) -> bool:
+        """Whether to hold this client's answers back for up to HOLD_TIME (Nagle's idea,
+        a level up): once a client has shown that it sends on without waiting for
+        answers -- more of its bytes already wait in the socket when its answers are
+        due -- and for as long as it keeps sending, its answers are written a few large
+        chunks at a time instead of one small write per packet it sent.  A client that
+        waits for each answer never shows that and is answered at once; one that goes
+        quiet for QUIET_GAP is again."""
+        if self.closed or self.fd < 0 or sum(map(len, self.out)) >= HOLD_BYTES:
+            return False
+        if not self.pipelining:
+            try:
+                waiting = fcntl.ioctl(self.fd, termios.FIONREAD, b"\0\0\0\0")
+            except OSError:
+                return False
+            self.pipelining = waiting != b"\0\0\0\0"
+        return self.pipelining
 
-    def buffered(self) -> int:
-        return sum(map(len, self.out))
-
-    def deferred_flush(self) -> None:
-        self.flush_deferred = False
+    def release(self) -> None:
+        self.held = False
         self.flush()
 
     def flush(self) -> None:

@@ -19,17 +19,13 @@ import threading
 
 from jsstore import __version__ as JSSTORE_VERSION
 from jsstore.api import schemas
-from jsstore.server.client import NO_RESPONDERS, Client
+from jsstore.server.client import HOLD_TIME, NO_RESPONDERS, Client
 from jsstore.server.subscriptions import Subscription, SubjectTable
 
 DEFAULT_MAX_PAYLOAD = 1024 * 1024
 DEFAULT_MAX_PENDING = 64 * 1024 * 1024    # MAX_PENDING_SIZE: bytes queued to one client
 GO_VERSION = "go1.25.0"
-# A client that streams (pipelines) what it sends gets its answers coalesced: written once
-# COALESCE_DELAY has passed or COALESCE_BYTES wait, so it reads them in a few large
-# chunks instead of one per packet it sent (it is not waiting on any single one).
-COALESCE_DELAY = 0.001
-COALESCE_BYTES = 64 * 1024
+
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 
@@ -199,10 +195,10 @@ class Server:
         self._flush_scheduled = False
         dirty, self.dirty = self.dirty, set()
         for client in dirty:
-            if client.streaming() and client.buffered() < COALESCE_BYTES:
-                if not client.flush_deferred:
-                    client.flush_deferred = True
-                    self.loop.call_later(COALESCE_DELAY, client.deferred_flush)
+            if client.hold():
+                if not client.held:
+                    client.held = True
+                    self.loop.call_later(HOLD_TIME, client.release)
             else:
                 client.flush()
 
