@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from bothservers import collector, run, server  # noqa: F401  (the fixture)
 from jsstoreserver import jsstore_server
 from natsserver import nats_server, require_nats_server
 
@@ -15,21 +16,6 @@ from nats.errors import NoRespondersError, TimeoutError as NatsTimeout  # noqa: 
 from nats.js.errors import NotFoundError  # noqa: E402
 
 pytestmark = pytest.mark.natsserver
-
-
-@pytest.fixture(params=["jsstore", "nats-server"])
-def server(request, tmp_path):
-    if request.param == "jsstore":
-        with jsstore_server(tmp_path / "store") as srv:
-            yield srv
-    else:
-        require_nats_server()
-        with nats_server(tmp_path / "store") as srv:
-            yield srv
-
-
-def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, 30))
 
 
 def test_pub_sub_wildcards_and_queue_groups(server):
@@ -52,14 +38,6 @@ def test_pub_sub_wildcards_and_queue_groups(server):
     assert got["star"] == ["a.b"]
     assert got["gt"] == ["a.b", "a.b.c"]
     assert sorted(got["q"]) == sorted(b"%d" % i for i in range(10))   # each exactly once
-
-
-def collector(items, field="data"):
-    """A nats-py callback (it must be a coroutine function) keeping one field of each
-    message."""
-    async def callback(msg):
-        items.append(getattr(msg, field))
-    return callback
 
 
 def test_request_reply_headers_and_no_responders(server):
