@@ -93,6 +93,8 @@ class Client(asyncio.Protocol):
                 self.error_and_close(AUTHORIZATION_VIOLATION)
                 return
             if kind == protocol.PUB:
+                if self.verbose:                # nats-server says +OK before routing it
+                    self.out.append(protocol.OK_FRAME)
                 self._pub(op[1], op[2], op[3], op[4])
             elif kind == protocol.SUB:
                 self._sub(op[1], op[2], op[3])
@@ -107,8 +109,7 @@ class Client(asyncio.Protocol):
                 pass
             elif kind == protocol.ERR:
                 pass
-            if self.verbose and kind in (protocol.PUB, protocol.SUB, protocol.UNSUB,
-                                         protocol.CONNECT):
+            if self.verbose and kind in (protocol.SUB, protocol.UNSUB, protocol.CONNECT):
                 self.out.append(protocol.OK_FRAME)
         error = self.parser.error
         if error is not None:
