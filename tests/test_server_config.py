@@ -43,9 +43,23 @@ def test_parse_the_format(monkeypatch):
     assert options["users"] == [
         {"user": "alice", "password": "secret",
          "permissions": {"publish": {"allow": ["orders.>"], "deny": []},
-                         "subscribe": {"allow": ["_INBOX.>", "orders.*"], "deny": []}}},
-        {"user": "bob", "password": "pw", "permissions": None}]
+                         "subscribe": {"allow": ["_INBOX.>", "orders.*"], "deny": []}},
+         "account": "$G"},
+        {"user": "bob", "password": "pw", "permissions": None, "account": "$G"}]
     assert options["store_dir"] == "/var/lib/js" and options["jetstream"] is True
+
+
+def test_account_users_and_lame_duck_options():
+    options = config.server_options(config.parse(
+        'accounts { A { users = [{user: u, password: p}] } }\n'
+        'lame_duck_duration: "2m"\nlame_duck_grace_period: 5\n'))
+    assert options["users"] == [{"user": "u", "password": "p", "permissions": None,
+                                 "account": "A"}]
+    assert (options["lame_duck_duration"], options["lame_duck_grace_period"]) == (120.0, 5.0)
+    with pytest.raises(config.ConfigError, match="minimum is 30 seconds"):
+        config.server_options(config.parse('lame_duck_duration: "29s"'))
+    with pytest.raises(config.ConfigError, match="invalid lame_duck_grace_period"):
+        config.server_options(config.parse('lame_duck_grace_period: "soon"'))
 
 
 def test_parse_forms():

@@ -2,14 +2,17 @@
 
     jsstore serve [-p PORT] [-a HOST] [-js] [-sd DIR] [-n NAME] [-P PIDFILE] [-l LOGFILE]
                   [-c FILE] [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
+    jsstore serve --signal ldm|stop|quit|term|reopen|reload=<pid or pid file>
 
 Flags are read as nats-server reads them (Go's flag package): ``-x`` and ``--x`` alike,
 ``-x=v`` or ``-x v``.  ``-p -1`` picks a free port.  Without ``-sd`` the store lives in a
 ``jsstore`` folder under the system temp dir (nats-server keeps its own in ``nats``
 there).  Logs go to stderr in nats-server's format; after ``Server is ready`` nothing is
 written there that could block.  SIGTERM and SIGINT stop it cleanly (streams flushed and
-closed).  ``-m`` serves /varz, /connz, /jsz and /healthz; ``-c`` reads the nats-server
-configuration subset described in jsstore.server.config (flags win over the file).
+closed); SIGUSR2 (``--signal ldm=<pid>``) enters lame duck mode as nats-server does
+(``lame_duck_duration`` and ``lame_duck_grace_period`` from the config file).  ``-m``
+serves /varz, /connz, /jsz and /healthz; ``-c`` reads the nats-server configuration
+subset described in jsstore.server.config (flags win over the file).
 """
 
 from __future__ import annotations
@@ -41,7 +44,14 @@ FLAGS = {
     "c": ("config", True), "config": ("config", True),
     "m": ("http_port", True), "http_port": ("http_port", True),
     "user": ("user", True), "pass": ("password", True), "auth": ("token", True),
+    "sl": ("signal", True), "signal": ("signal", True),
 }
+
+# --signal <command>=<pid>: what each command sends, as nats-server maps them
+SIGNALS = {"ldm": signal.SIGUSR2, "stop": signal.SIGKILL, "quit": signal.SIGINT,
+           "term": signal.SIGTERM, "reopen": signal.SIGUSR1, "reload": signal.SIGHUP}
+TRAPPED = {signal.SIGTERM: "terminated", signal.SIGINT: "interrupt",
+           signal.SIGUSR2: "user defined signal 2"}
 
 
 class UsageError(Exception):
@@ -123,6 +133,9 @@ def serve(options: dict) -> int:
                     server_name=options.get("server_name", ""), max_payload=max_payload,
                     token=options.get("token"), user=options.get("user"),
                     password=options.get("password"), users=options.get("users"))
+    for key in ("lame_duck_duration", "lame_duck_grace_period"):
+        if key in options:
+            setattr(server, key, float(options[key]))
     if options.get("http_port") is not None:
         try:
             server.http_port = int(options["http_port"])
@@ -145,8 +158,19 @@ def serve(options: dict) -> int:
     async def main() -> None:
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
+
+        def stop(sig) -> None:
+            log.info(f'Trapped "{TRAPPED[sig]}" signal')
+            task.cancel()
+
+        async def lame_duck() -> None:
+            log.info(f'Trapped "{TRAPPED[signal.SIGUSR2]}" signal')
+            await server.lame_duck(log.info)
+            task.cancel()
+
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
+            loop.add_signal_handler(sig, stop, sig)
+        loop.add_signal_handler(signal.SIGUSR2, lambda: loop.create_task(lame_duck()))
         try:
             await server.serve(ready)
         except asyncio.CancelledError:
@@ -158,6 +182,27 @@ def serve(options: dict) -> int:
     except ImportError:
         asyncio.run(main())
     log.info("Server Exiting..")
+    return 0
+
+
+def send_signal(spec: str) -> int:
+    """--signal <command>=<pid or pid file>: signal a running server (nats-server's
+    commands: ldm, stop, quit, term, reopen, reload)."""
+    command, _, target = spec.partition("=")
+    if command not in SIGNALS:
+        raise UsageError(f"unknown signal {command!r}")
+    if not target:
+        raise UsageError(f"--signal {command} needs the server's pid: {command}=<pid>")
+    if not target.isdigit():
+        try:
+            with open(target) as f:
+                target = f.read().strip()
+        except OSError as exc:
+            raise UsageError(f"could not read pid file {target!r}: {exc}") from None
+    try:
+        os.kill(int(target), SIGNALS[command])
+    except (ValueError, ProcessLookupError, PermissionError) as exc:
+        raise UsageError(f"signal {command} to {target}: {exc}") from None
     return 0
 
 
@@ -175,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         if options.get("version"):
             print(f"jsstore: v{__version__}")
             return 0
+        if options.get("signal"):
+            return send_signal(options["signal"])
         return serve(options)
     except UsageError as exc:
         print(f"jsstore: {exc}", file=sys.stderr)

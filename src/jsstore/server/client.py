@@ -51,6 +51,8 @@ class Client(asyncio.Protocol):
         self.verbose = False
         self.pedantic = False
         self.echo = True
+        self.protocol = 0           # CONNECT's protocol: 1 takes INFO updates
+        self.connect_info: bytes | None = None
         self.headers = False
         self.no_responders = False
         self.closed = False
@@ -102,6 +104,9 @@ class Client(asyncio.Protocol):
                 self._unsub(op[1], op[2])
             elif kind == protocol.PING:
                 self.out.append(protocol.PONG_FRAME)
+                if self.connect_info is not None:
+                    self.out.append(self.connect_info)
+                    self.connect_info = None
             elif kind == protocol.CONNECT:
                 if not self._connect(op[1]):
                     break
@@ -143,6 +148,17 @@ class Client(asyncio.Protocol):
         self.verbose = bool(options.get("verbose", False))
         self.pedantic = bool(options.get("pedantic", False))
         self.echo = bool(options.get("echo", True))
+        try:
+            self.protocol = int(options.get("protocol") or 0)
+        except (TypeError, ValueError):
+            self.protocol = 0
+        if self.protocol >= 1:
+            # as nats-server: an INFO update telling the client which account it is in
+            # (after the PONG to the first PING, as nats-server: a client's handshake
+            # waits for that PONG and takes nothing else before it)
+            account = self.server.account_of(options.get("user"))
+            self.connect_info = protocol.info_frame(self.server.info_json(
+                self.cid, connect_info=True, remote_account=account))
         self.headers = bool(options.get("headers", False))
         self.no_responders = bool(options.get("no_responders", False)) and self.headers
         return True

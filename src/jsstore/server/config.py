@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 import re
 
+from jsstore.durations import parse_go_duration
+
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmMgGtT])[bB]?$")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -177,13 +179,14 @@ def _permissions(raw) -> dict | None:
     return out
 
 
-def _users(raw) -> list[dict]:
+def _users(raw, account: str = "$G") -> list[dict]:
     users = []
     for entry in raw or []:
         if isinstance(entry, dict) and "user" in entry:
             users.append({"user": str(entry["user"]),
                           "password": str(entry.get("password", entry.get("pass", ""))),
-                          "permissions": _permissions(entry.get("permissions"))})
+                          "permissions": _permissions(entry.get("permissions")),
+                          "account": account})
     return users
 
 
@@ -230,9 +233,40 @@ def server_options(config: dict) -> dict:
         users = _users(auth.get("users"))
     else:
         users = []
-    for account in (config.get("accounts") or {}).values():
+    for name, account in (config.get("accounts") or {}).items():
         if isinstance(account, dict):
-            users += _users(account.get("users"))
+            users += _users(account.get("users"), str(name))
     if users:
         out["users"] = users
+    out.update(_lame_duck(config))
+    return out
+
+
+MIN_LAME_DUCK_DURATION = 30 * 10**9          # nats-server refuses anything shorter
+
+
+def _duration_ns(key: str, value) -> int:
+    """A duration option: a Go duration string, or a number of seconds."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value * 10**9)
+    try:
+        return parse_go_duration(str(value))
+    except ValueError:
+        raise ConfigError(f"invalid {key} of {value}") from None
+
+
+def _lame_duck(config: dict) -> dict:
+    """lame_duck_duration and lame_duck_grace_period, checked as nats-server does."""
+    out = {}
+    if "lame_duck_duration" in config:
+        duration = _duration_ns("lame_duck_duration", config["lame_duck_duration"])
+        if duration < MIN_LAME_DUCK_DURATION:
+            raise ConfigError(f"invalid lame_duck_duration of {config['lame_duck_duration']}"
+                              f", minimum is 30 seconds")
+        out["lame_duck_duration"] = duration / 1e9
+    if "lame_duck_grace_period" in config:
+        grace = _duration_ns("lame_duck_grace_period", config["lame_duck_grace_period"])
+        if grace < 0:
+            raise ConfigError("invalid lame_duck_grace_period, needs to be positive")
+        out["lame_duck_grace_period"] = grace / 1e9
     return out

@@ -18,6 +18,7 @@ import secrets
 import threading
 
 from jsstore import __version__ as JSSTORE_VERSION
+from jsstore._core import protocol
 from jsstore.api import schemas
 from jsstore.server.client import HOLD_TIME, NO_RESPONDERS, Client
 from jsstore.server.subscriptions import Subscription, SubjectTable
@@ -25,6 +26,8 @@ from jsstore.server.subscriptions import Subscription, SubjectTable
 DEFAULT_MAX_PAYLOAD = 1024 * 1024
 DEFAULT_MAX_PENDING = 64 * 1024 * 1024    # MAX_PENDING_SIZE: bytes queued to one client
 GO_VERSION = "go1.25.0"
+LAME_DUCK_DURATION = 120.0          # seconds over which lame duck mode closes the clients
+LAME_DUCK_GRACE_PERIOD = 10.0       # ... after waiting this long
 
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
@@ -53,6 +56,9 @@ class Server:
         self.stats = {"total_connections": 0, "in_msgs": 0, "in_bytes": 0, "out_msgs": 0,
                       "out_bytes": 0}
         self.info_version = schemas.SERVER_VERSION
+        self.lame_duck_duration = LAME_DUCK_DURATION
+        self.lame_duck_grace_period = LAME_DUCK_GRACE_PERIOD
+        self.ldm = False                            # in lame duck mode
         self.http_port: int | None = None         # the monitoring port (-m), when asked
         self.monitor = None
         self.table = SubjectTable()
@@ -68,15 +74,20 @@ class Server:
             js.bus.attach(self)
 
     # -- INFO -------------------------------------------------------------------------------
-    def info_json(self, cid: int) -> bytes:
+    def info_json(self, cid: int, **extra) -> bytes:
         info = {"server_id": self.server_id, "server_name": self.server_name,
                 "version": schemas.SERVER_VERSION, "proto": 1, "go": GO_VERSION,
                 "host": self.host, "port": self.port, "headers": True,
                 "max_payload": self.max_payload, "jetstream": self.js is not None,
                 "client_id": cid, "client_ip": "127.0.0.1",
                 **({"auth_required": True} if self.auth_required else {}),
+                **({"ldm": True} if self.ldm else {}), **extra,
                 "jsstore_version": JSSTORE_VERSION}
         return json.dumps(info, separators=(",", ":")).encode()
+
+    def account_of(self, user: str | None) -> str:
+        entry = self.users.get(user) if user else None
+        return entry.get("account", "$G") if entry else "$G"
 
     def authorize(self, options: dict):
         """A CONNECT's credentials: False when refused, else the user's permissions (None
@@ -228,6 +239,40 @@ class Server:
             self._server = None
         if self.js is not None:
             self.js.close()
+
+    async def lame_duck(self, log=None) -> None:
+        """nats-server's lame duck mode: stop accepting clients and stop JetStream (its
+        state flushed and closed) at once, tell the clients (an INFO with ``ldm``, to
+        those that speak protocol 1), wait the grace period, then close the clients one
+        by one spread over the duration (at most a second apart).  The caller shuts
+        down afterwards."""
+        say = log or (lambda text: None)
+        if self.ldm:
+            return
+        self.ldm = True
+        say("Entering lame duck mode, stop accepting new clients")
+        if self._server is not None:
+            self._server.close()
+        if self.js is not None:
+            say("Initiating JetStream Shutdown...")
+            js, self.js, self._router = self.js, None, None
+            js.close()
+            say("JetStream Shutdown")
+        for client in list(self.clients.values()):
+            if client.protocol >= 1:
+                client.out.append(protocol.info_frame(self.info_json(client.cid)))
+                self.dirty.add(client)
+        self.flush_all()
+        await asyncio.sleep(self.lame_duck_grace_period)
+        say("Closing existing clients")
+        clients = list(self.clients.values())
+        pause = min(self.lame_duck_duration / len(clients), 1.0) if clients else 0.0
+        for i, client in enumerate(clients):
+            client.flush()
+            client.close()
+            if i < len(clients) - 1:
+                await asyncio.sleep(pause)
+        say("Initiating Shutdown...")
 
     async def serve(self, ready=None) -> None:
         """Listen until cancelled; `ready()` is called once clients can connect."""
