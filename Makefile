@@ -31,6 +31,7 @@ bench: build
 	$(PY) bench/report.py
 	$(PY) bench/publish.py
 	$(PY) bench/consumers.py
+	$(PY) bench/server.py
 
 fuzz: build
 	$(PY) -m pytest -q tests -k fuzz

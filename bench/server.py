@@ -110,7 +110,7 @@ def count_msgs(buf: bytes) -> int:
     return count
 
 
-def raw_ceiling(port: int, n: int) -> float:
+def raw_ceiling(port: int, n: int, label: str = "") -> float:
     """Acked msgs/s for prebuilt PUB frames with up to WINDOW PubAcks outstanding."""
     sock = socket.create_connection(("127.0.0.1", port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -150,7 +150,7 @@ def raw_ceiling(port: int, n: int) -> float:
         buf = buf[count_msgs.consumed:]
     elapsed = time.perf_counter() - start - idle
     if lost:
-        print(f"  raw client: {lost} publishes never acknowledged", file=sys.stderr)
+        print(f"  raw client: {label} never acknowledged {lost} publishes", file=sys.stderr)
     sock.close()
     return acked / elapsed
 
@@ -163,7 +163,7 @@ def run_one(kind: str, n: int) -> dict:
         time.sleep(0.3)
         idle = rss_kib(server.pid)
         figures = asyncio.run(client_figures(server.url, n))
-        figures["raw PUB ceiling"] = raw_ceiling(server.port, n)
+        figures["raw PUB ceiling"] = raw_ceiling(server.port, n, kind)
         figures["rss idle MiB"] = idle / 1024
         figures["rss loaded MiB"] = rss_kib(server.pid) / 1024
         return figures

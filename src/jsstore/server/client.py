@@ -20,9 +20,11 @@ from jsstore.consumer import is_subset_match
 from jsstore.server.subscriptions import Subscription
 
 NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"
-HOLD_TIME = 0.001           # answers held back for a client that pipelines, at most
+HOLD_TIME = 0.002           # answers held back for a client that pipelines, at most
 HOLD_BYTES = 64 * 1024      # ... and no more than this much of them
-QUIET_GAP = 0.0005          # a client that sent nothing for this long may be waiting
+QUIET_GAP = 0.002           # a client that sent nothing for this long may be waiting;
+#                             not above HOLD_TIME, so that a client that does wait for
+#                             each answer is answered at once again after one held one
 AUTHORIZATION_VIOLATION = "Authorization Violation"
 INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
