@@ -215,16 +215,7 @@ class Client(asyncio.Protocol):
         if hdr and not self.headers:
             hdr = None
         self.out.append(protocol.msg_frame(subject, sub.sid, reply, hdr, payload))
-        size = len(payload) + (len(hdr) if hdr else 0)
-        self.out_msgs += 1
-        self.out_bytes += size
-        stats = self.server.stats
-        stats["out_msgs"] += 1
-        stats["out_bytes"] += size
-        sub.delivered += 1
-        if sub.max and sub.delivered >= sub.max:
-            self.unsubscribe(sub)
-        self.server.dirty.add(self)
+        self._sent(sub, 1, len(payload) + (len(hdr) if hdr else 0))
 
     def deliver_many(self, sub: Subscription, msgs: list) -> None:
         """Queue a burst of JetStream messages (bus Msgs) for one subscription, stopping
@@ -242,7 +233,10 @@ class Client(asyncio.Protocol):
                 data = bytes(data)
             out.append(frame(msg.subject, sid, msg.reply, hdr, data))
             size += len(data) + (len(hdr) if hdr else 0)
-        count = len(msgs)
+        self._sent(sub, len(msgs), size)
+
+    def _sent(self, sub: Subscription, count: int, size: int) -> None:
+        """Count `count` messages of `size` bytes queued for `sub`; its UNSUB limit."""
         self.out_msgs += count
         self.out_bytes += size
         stats = self.server.stats

@@ -1,5 +1,5 @@
-"""The server's subscriptions by subject: literal subjects in a dict, wildcard filters in a
-list, and a cache of recent matches cleared on every change (nats-server's sublist does
+"""The server's subscriptions by subject: literal subjects in a dict, wildcard filters by
+their first token, and a cache of recent matches cleared on every change (nats-server's sublist does
 the same job with a token trie)."""
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ class SubjectTable:
 
     def __init__(self):
         self._literal: dict[str, list[Subscription]] = {}
-        self._wildcard: list[Subscription] = []
         # wildcard filters by their first token ("" for those starting with * or >): a
         # subject only needs checking against the filters under its own first token
         self._by_first: dict[str, list[Subscription]] = {}
@@ -50,7 +49,6 @@ class SubjectTable:
             if is_literal(sub.subject):
                 self._literal.setdefault(sub.subject, []).append(sub)
             else:
-                self._wildcard.append(sub)
                 self._by_first.setdefault(_first_token(sub.subject), []).append(sub)
             self._cache.clear()
 
@@ -62,13 +60,13 @@ class SubjectTable:
                     subs.remove(sub)
                     if not subs:
                         del self._literal[sub.subject]
-            elif sub in self._wildcard:
-                self._wildcard.remove(sub)
+            else:
                 first = _first_token(sub.subject)
-                group = self._by_first[first]
-                group.remove(sub)
-                if not group:
-                    del self._by_first[first]
+                group = self._by_first.get(first)
+                if group and sub in group:
+                    group.remove(sub)
+                    if not group:
+                        del self._by_first[first]
             self._cache.clear()
 
     def _all(self, subject: str) -> list[Subscription]:
@@ -107,7 +105,7 @@ class SubjectTable:
 
     def count(self) -> int:
         with self._lock:
-            return sum(len(v) for v in self._literal.values()) + len(self._wildcard)
+            return sum(len(v) for v in (*self._literal.values(), *self._by_first.values()))
 
     def has_interest(self, subject: str) -> bool:
         with self._lock:
