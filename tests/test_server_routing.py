@@ -127,3 +127,23 @@ def test_a_streaming_publisher_gets_every_ack_in_order(tmp_path):
     msgs = asyncio.run(main())
     assert [m[0] for m in msgs] == [f"acks.{i}" for i in range(len(msgs))]
     assert [json.loads(m[3])["seq"] for m in msgs] == list(range(1, len(msgs) + 1))
+
+
+def test_a_subscription_reaching_its_limit_does_not_hide_the_next_one(tmp_path):
+    """Two subscriptions on one subject, the first with UNSUB 1: the message goes to
+    both, the next only to the second."""
+    async def main():
+        server = Server(None, host="127.0.0.1", port=-1)
+        await server.start()
+        try:
+            reader, writer = await _connect(server.port)
+            writer.write(b'CONNECT {"verbose":false}\r\nSUB same 1\r\nUNSUB 1 1\r\n'
+                         b'SUB same 2\r\nPUB same 1\r\na\r\nPUB same 1\r\nb\r\n')
+            await writer.drain()
+            msgs = await _read_msgs(reader, 3)
+            writer.close()
+        finally:
+            await server.stop()
+        return msgs
+    msgs = asyncio.run(main())
+    assert sorted((m[1], m[3]) for m in msgs) == [("1", b"a"), ("2", b"a"), ("2", b"b")]

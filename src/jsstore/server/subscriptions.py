@@ -79,7 +79,9 @@ class SubjectTable:
         under = by_first.get(subject if dot < 0 else subject[:dot])
         anywhere = by_first.get("")
         if under is None and anywhere is None:
-            return literal or _NONE          # no filter to test: nothing worth caching
+            # no filter to test: nothing worth caching; a copy, as routing may remove a
+            # subscription (an UNSUB limit reached) while it goes through the list
+            return literal[:] if literal else _NONE
         found = list(literal) if literal else []
         for group in (under, anywhere):
             if group:
