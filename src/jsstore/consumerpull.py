@@ -93,6 +93,24 @@ class PullMixin:
             self._schedule(due)
         return wr if wr in list(waiting) else None
 
+    def may_precede_acks(self, payload: bytes) -> bool:
+        """Whether the pull request `payload` gets the same answer whether or not plain
+        acks (of messages this consumer delivered) are applied before it: what it is
+        sent is the next messages in stream order, and acks change neither which ones
+        (nothing waits for redelivery, no priority groups) nor how many (the request
+        fits under max_ack_pending even with every delivered message still pending).
+        nats-server applies acks on their own queue, so a request may overtake them
+        there at any time; here only when it cannot matter."""
+        if not self.plain_pull or self.closed or self.rdq:
+            return False
+        try:
+            request = pullrequests.parse_request(payload)
+        except pullrequests.PullRequestError:
+            return False
+        if request.group or request.id or request.min_pending or request.min_ack_pending:
+            return False
+        return self.maxp <= 0 or self.acks.num_pending + max(request.batch, 1) <= self.maxp
+
     def cancel_requests(self, reply: str) -> None:
         """Forget the requests answering to `reply` (their reader has gone)."""
         if self.waiting is None:

@@ -122,31 +122,42 @@ class Router:
 
     def _ack(self, subject: str, payload: bytes, reply: str | None, send: Send) -> bool:
         """$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<dseq>.<ts>.<pending>: an ack."""
-        js = self.js
         tokens = subject.split(".")
+        with self.js._lock:
+            consumer = self._ack_consumer(tokens)
+            if consumer is None:
+                return False
+            if _apply_ack(consumer, tokens, subject, payload, reply or "") and reply:
+                send(None, b"")         # the double ack: applied
+        return True
+
+    def ack_many(self, subjects: list[str]) -> None:
+        """Plain acks (empty or ``+ACK``, no reply subject) applied in order under one
+        lock: the server hands over those one read brought (see Server.publish)."""
+        with self.js._lock:
+            for subject in subjects:
+                tokens = subject.split(".")
+                consumer = self._ack_consumer(tokens)
+                if consumer is not None:
+                    _apply_ack(consumer, tokens, subject, b"", "")
+
+    def _ack_consumer(self, tokens: list[str]):
+        """The consumer an ack subject's tokens name (v1 or v2 form), or None."""
         if len(tokens) >= 11:
             stream, name = tokens[4], tokens[5]
         elif len(tokens) == 9:
             stream, name = tokens[2], tokens[3]
         else:
-            return False
-        with js._lock:
-            consumer = js._consumers.get(stream, {}).get(name)
-            if consumer is None:
-                return False
-            if len(tokens) == 9 and (not payload or payload == b"+ACK"):
-                # the common case, a plain ack of a v1 subject with sane numbers
-                delivered, sseq, dseq = tokens[4], tokens[5], tokens[6]
-                if (delivered.isdigit() and sseq.isdigit() and dseq.isdigit()
-                        and len(delivered) < 19 and len(sseq) < 19 and len(dseq) < 19
-                        and (delivered + sseq + dseq).isascii()
-                        and tokens[7].isdigit() and tokens[8].isdigit() and int(sseq)):
-                    if consumer.ack(int(sseq), int(dseq), int(delivered), reply or "") and reply:
-                        send(None, b"")         # the double ack: applied
-                    return True
-            if consumer.process_ack(subject, payload, reply or ""):
-                send(None, b"")        # the double ack: applied
-        return True
+            return None
+        return self.js._consumers.get(stream, {}).get(name)
+
+    def pull_may_precede_acks(self, subject: str, payload: bytes) -> bool:
+        """Whether the pull request on `subject` may be served before plain acks that
+        came ahead of it (see Consumer.may_precede_acks)."""
+        stream, dot, name = subject[len(PULL_REQUEST_PREFIX):].partition(".")
+        with self.js._lock:
+            consumer = self.js._consumers.get(stream, {}).get(name) if dot else None
+            return consumer is not None and consumer.may_precede_acks(payload)
 
     def _flow_control(self, subject: str, hdr: bytes | None) -> bool:
         """$JS.FC.<stream>.<consumer>.<id>: a push client answered a flow control request."""
@@ -217,6 +228,25 @@ class Router:
                 answer = pub_error_json(stream.name, exc)
         send(None, answer)
         return True
+
+
+def is_plain_ack(subject: str, payload: bytes, reply: str | None) -> bool:
+    """An ack that asks for no answer and only acknowledges (what clients send most)."""
+    return (not reply and subject.startswith(ACK_PREFIX)
+            and (not payload or payload == b"+ACK"))
+
+
+def _apply_ack(consumer, tokens: list[str], subject: str, payload: bytes, reply: str) -> bool:
+    """One ack to `consumer` (the JetStream lock held); whether a double ack is owed."""
+    if len(tokens) == 9 and (not payload or payload == b"+ACK"):
+        # the common case, a plain ack of a v1 subject with sane numbers
+        delivered, sseq, dseq = tokens[4], tokens[5], tokens[6]
+        if (delivered.isdigit() and sseq.isdigit() and dseq.isdigit()
+                and len(delivered) < 19 and len(sseq) < 19 and len(dseq) < 19
+                and (delivered + sseq + dseq).isascii()
+                and tokens[7].isdigit() and tokens[8].isdigit() and int(sseq)):
+            return consumer.ack(int(sseq), int(dseq), int(delivered), reply)
+    return consumer.process_ack(subject, payload, reply)
 
 
 def _level_supported(value: bytes) -> bool:

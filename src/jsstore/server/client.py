@@ -17,7 +17,7 @@ import time
 from jsstore._core import protocol
 from jsstore._core.subjects import _subject_matches, is_valid_subject
 from jsstore.consumer import is_subset_match
-from jsstore.server.subscriptions import Subscription
+from jsstore.server.subscriptions import ACK_PREFIX, Subscription
 
 NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"
 HOLD_TIME = 0.002           # answers held back for a client that pipelines, at most
@@ -68,6 +68,7 @@ class Client(asyncio.Protocol):
         self.last_read = 0.0
         self.pipelining = False     # it sends on without waiting for answers (see hold)
         self.held = False           # answers wait for release()
+        self.acks: list[str] = []   # plain acks not applied yet (Server.publish)
 
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -91,18 +92,34 @@ class Client(asyncio.Protocol):
             self.pipelining = False
         self.last_read = now
         self.active = time.time()
+        acks = self.acks
+        # plain acks nobody but JetStream sees, from a client with nothing to check on
+        # them, go straight to the acks waiting (what Server.publish would do, shorter)
+        quick = (server._router is not None and not server.table.ack_watchers
+                 and not (self.verbose or self.pedantic or self.permissions))
+        quick_msgs = quick_bytes = 0
         for op in self.parser.feed(data):
             kind = op[0]
             if not self.authorized and kind != protocol.CONNECT:
                 self.error_and_close(AUTHORIZATION_VIOLATION)
                 return
             if kind == protocol.PUB:
+                if (quick and op[2] is None and op[1].startswith(ACK_PREFIX)
+                        and (not op[4] or op[4] == b"+ACK")):
+                    acks.append(op[1])
+                    quick_msgs += 1
+                    quick_bytes += len(op[4]) + (len(op[3]) if op[3] else 0)
+                    continue
                 if self.verbose:                # nats-server says +OK before routing it
                     self.out.append(protocol.OK_FRAME)
                 self._pub(op[1], op[2], op[3], op[4])
             elif kind == protocol.SUB:
+                if self.acks:
+                    self.apply_acks()
                 self._sub(op[1], op[2], op[3])
             elif kind == protocol.UNSUB:
+                if self.acks:
+                    self.apply_acks()
                 self._unsub(op[1], op[2])
             elif kind == protocol.PING:
                 self.out.append(protocol.PONG_FRAME)
@@ -110,6 +127,8 @@ class Client(asyncio.Protocol):
                     self.out.append(self.connect_info)
                     self.connect_info = None
             elif kind == protocol.CONNECT:
+                if self.acks:
+                    self.apply_acks()
                 if not self._connect(op[1]):
                     break
             elif kind == protocol.PONG or kind == protocol.OK or kind == protocol.INFO:
@@ -118,6 +137,14 @@ class Client(asyncio.Protocol):
                 pass
             if self.verbose and kind in (protocol.SUB, protocol.UNSUB, protocol.CONNECT):
                 self.out.append(protocol.OK_FRAME)
+        if quick_msgs:
+            self._count_in(quick_msgs, quick_bytes)
+        if self.acks:
+            # what this read asked for goes out first; its acks are applied while the
+            # client reads that (a client that pipelines keeps its answers held)
+            if not self.hold():
+                self.flush()
+            self.apply_acks()
         error = self.parser.error
         if error is not None:
             kind, text = error
@@ -170,16 +197,18 @@ class Client(asyncio.Protocol):
             self.out.append(protocol.err_frame(
                 f'Permissions Violation for Publish to "{subject}"'))
             return
-        size = len(payload) + (len(hdr) if hdr else 0)
-        self.in_msgs += 1
-        self.in_bytes += size
-        stats = self.server.stats
-        stats["in_msgs"] += 1
-        stats["in_bytes"] += size
+        self._count_in(1, len(payload) + (len(hdr) if hdr else 0))
         if self.pedantic and not is_valid_subject(subject, False):
             self.out.append(protocol.err_frame(INVALID_PUBLISH_SUBJECT))
             return
         self.server.publish(self, subject, reply, hdr, payload)
+
+    def _count_in(self, count: int, size: int) -> None:
+        self.in_msgs += count
+        self.in_bytes += size
+        stats = self.server.stats
+        stats["in_msgs"] += count
+        stats["in_bytes"] += size
 
     def _sub(self, subject: str, queue: str | None, sid: str) -> None:
         if not is_valid_subject(subject, True):
@@ -203,6 +232,13 @@ class Client(asyncio.Protocol):
             sub.max = limit
             return
         self.unsubscribe(sub)
+
+    def apply_acks(self) -> None:
+        """Apply the plain acks this client sent that wait (in the order sent)."""
+        acks, self.acks = self.acks, []
+        router = self.server._router
+        if router is not None and acks:
+            router.ack_many(acks)
 
     def unsubscribe(self, sub: Subscription) -> None:
         if self.subs.pop(sub.sid, None) is not None:

@@ -20,6 +20,7 @@ import threading
 from jsstore import __version__ as JSSTORE_VERSION
 from jsstore._core import protocol
 from jsstore.api import schemas
+from jsstore.api.router import PULL_REQUEST_PREFIX, is_plain_ack
 from jsstore.server.client import HOLD_TIME, NO_RESPONDERS, Client
 from jsstore.server.subscriptions import Subscription, SubjectTable
 
@@ -139,16 +140,29 @@ class Server:
 
     def publish(self, origin: Client, subject: str, reply: str | None, hdr: bytes | None,
                 payload: bytes) -> None:
-        """A client's PUB/HPUB."""
+        """A client's PUB/HPUB.
+
+        Plain acks (no reply, nothing but an ack) wait in the client's ``acks`` until its
+        read is handled or something that might depend on them comes (Client.apply_acks):
+        a pull request that gets the same answer either way is served ahead of them, so
+        that its messages are written before the acks are applied.  nats-server has
+        acks on a queue of their own as well."""
         delivered = self.route(subject, subject, reply, hdr, payload, origin)
         handled = False
-        if self._router is not None:
+        router = self._router
+        if router is not None:
+            if is_plain_ack(subject, payload, reply):
+                origin.acks.append(subject)
+                return
+            if origin.acks and not (subject.startswith(PULL_REQUEST_PREFIX)
+                                    and router.pull_may_precede_acks(subject, payload)):
+                origin.apply_acks()
             if reply:
                 def send(answer_hdr, data):
                     self.route(reply, reply, None, answer_hdr, data)
             else:
                 send = _unanswered
-            handled = self._router.dispatch(subject, payload, hdr, send, reply)
+            handled = router.dispatch(subject, payload, hdr, send, reply)
         if reply and not delivered and not handled and origin.no_responders:
             for sub in self.table.match(reply):
                 if sub.client is origin:

@@ -15,6 +15,15 @@ CACHE_LIMIT = 4096
 _NONE: list = []
 
 
+ACK_PREFIX = "$JS.ACK."
+
+
+def _may_see_acks(filter: str) -> bool:
+    """Whether a subscription on `filter` might match an ack subject ($JS.ACK.…)."""
+    return filter.startswith(ACK_PREFIX) or (not is_literal(filter)
+                                              and _first_token(filter) in ("$JS", ""))
+
+
 def _first_token(filter: str) -> str:
     """A wildcard filter's first token, "" when that is itself a wildcard."""
     first = filter.split(".", 1)[0]
@@ -43,6 +52,7 @@ class SubjectTable:
         self._by_first: dict[str, list[Subscription]] = {}
         self._cache: dict[str, list[Subscription]] = {}
         self._lock = threading.Lock()   # JetStream's timer thread asks for interest
+        self.ack_watchers = 0           # subscriptions that may match ack subjects
 
     def insert(self, sub: Subscription) -> None:
         with self._lock:
@@ -50,6 +60,8 @@ class SubjectTable:
                 self._literal.setdefault(sub.subject, []).append(sub)
             else:
                 self._by_first.setdefault(_first_token(sub.subject), []).append(sub)
+            if _may_see_acks(sub.subject):
+                self.ack_watchers += 1
             self._cache.clear()
 
     def remove(self, sub: Subscription) -> None:
@@ -60,6 +72,8 @@ class SubjectTable:
                     subs.remove(sub)
                     if not subs:
                         del self._literal[sub.subject]
+                else:
+                    sub = None
             else:
                 first = _first_token(sub.subject)
                 group = self._by_first.get(first)
@@ -67,6 +81,10 @@ class SubjectTable:
                     group.remove(sub)
                     if not group:
                         del self._by_first[first]
+                else:
+                    sub = None
+            if sub is not None and _may_see_acks(sub.subject):
+                self.ack_watchers -= 1
             self._cache.clear()
 
     def _all(self, subject: str) -> list[Subscription]:
