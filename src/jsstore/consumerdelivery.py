@@ -18,7 +18,8 @@ from jsstore.errors import MsgNotFound, StoreEOF, StoreError
 
 MS = 1_000_000
 ACK_WAIT_DELAY = MS                     # ackWaitDelay: lets a burst expire together
-MAX_ACK_PENDING = "max ack pending reached"   # getNextMsg's stall (errMaxAckPending)
+MAX_ACK_PENDING = "max ack pending reached"
+FIRST_HANDOVER = 8              # a pull batch's first messages handed to the bus on their own   # getNextMsg's stall (errMaxAckPending)
 
 
 class DeliveryMixin:
@@ -121,6 +122,11 @@ class DeliveryMixin:
                 sink(out, (seq, dseq, 1, ts, pending))
             else:
                 batch.append(out)
+                if sent == FIRST_HANDOVER - 1:
+                    # the first few go at once, so the receiver starts on them while
+                    # the rest are read
+                    self.js.bus.publish_batch(batch)
+                    batch = []
             sent += 1
         if batch:
             self.js.bus.publish_batch(batch)

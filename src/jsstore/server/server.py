@@ -199,6 +199,8 @@ class Server:
             if not client.closed:
                 client.deliver_many(sub, msgs)
                 count += 1
+                if not client.hold():
+                    client.flush()      # a burst goes out as soon as it is ready
         self._schedule_flush()
         return count
 

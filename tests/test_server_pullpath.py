@@ -1,5 +1,6 @@
-"""Plain acks in the server: those one read brings are applied after what the read asked
-for is written, and a pull request overtakes them only where its answer cannot differ.
+"""The pull path through the server: plain acks one read brings are applied after what
+the read asked for is written, a pull request overtakes them only where its answer cannot
+differ, and a pull batch's first messages are written before the rest are read.
 
 A connection is driven in process (a stand-in transport collects what is written), on a
 hand clock, so every case is exact: what was written, in which order, and the consumer's
@@ -234,3 +235,12 @@ def test_the_table_counts_subscriptions_that_may_see_acks(subject, watches):
     assert table.ack_watchers == (1 if watches else 0)
     table.remove(subs[1])
     assert table.ack_watchers == 0
+
+
+def test_a_pull_batch_is_written_first_few_then_the_rest(js, conn):
+    from jsstore.consumerdelivery import FIRST_HANDOVER
+    js.add_consumer("ORDERS", durable_name="C", ack_policy="explicit")
+    conn.feed(conn.request(NEXT, pull(30)))
+    writes = conn.transport.writes[:]
+    assert [sseqs(messages(w)) for w in writes] == [
+        list(range(1, FIRST_HANDOVER + 1)), list(range(FIRST_HANDOVER + 1, 31))]
