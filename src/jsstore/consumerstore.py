@@ -20,6 +20,7 @@ carries older state than an earlier one.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import json
@@ -48,10 +49,15 @@ def _hashing():
     return hashing
 
 
+@functools.lru_cache(maxsize=256)
+def _utc_seconds(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+
+
 def rfc3339_nano(ts_ns: int) -> str:
     """Go's time.RFC3339Nano for a UTC time: fraction without trailing zeros, 'Z'."""
     seconds, fraction = divmod(ts_ns, 1_000_000_000)
-    text = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    text = _utc_seconds(seconds)
     if fraction:
         text += "." + f"{fraction:09d}".rstrip("0")
     return text + "Z"

@@ -15,6 +15,7 @@ from jsstore import headers as header_block
 from jsstore.api import errors as api_errors
 from jsstore.api import schemas
 from jsstore.api.consumers import ConsumerApi
+from jsstore.api.direct import direct_get
 from jsstore.api.streams import StreamApi, go_encode
 from jsstore.stream import pub_error_json
 
@@ -202,7 +203,6 @@ class Router:
         if not name:
             return False
         suffix = subject if dot else None   # "S." is the subject form with an empty subject
-        from jsstore.api.direct import direct_get
         js = self.js
         with js._lock:
             stream = js._streams.get(name)

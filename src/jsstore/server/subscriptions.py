@@ -1,6 +1,7 @@
-"""The server's subscriptions by subject: literal subjects in a dict, wildcard filters by
-their first token, and a cache of recent matches cleared on every change (nats-server's sublist does
-the same job with a token trie)."""
+"""The server's subscriptions by subject: literal subjects and inbox-style filters
+(``prefix.*``) in dicts, other wildcard filters by their first token with a cache of recent
+matches cleared on every change (nats-server's sublist does the same job with a token
+trie)."""
 
 from __future__ import annotations
 
@@ -42,79 +43,99 @@ class Subscription:
         self.delivered = 0
 
 
+def _star_prefix(filter: str) -> str | None:
+    """For a filter that is a literal prefix and one trailing ``*`` (``_INBOX.abc.*``,
+    what request/reply clients subscribe to), that prefix; else None."""
+    if not filter.endswith(".*"):
+        return None
+    head = filter[:-2]
+    return head if is_literal(head) else None
+
+
 class SubjectTable:
-    """Who receives a subject: plain subscriptions, and one member of each queue group."""
+    """Who receives a subject: plain subscriptions, and one member of each queue group.
+
+    Three indexes: literal subjects; filters that are a literal prefix and one trailing
+    ``*`` (request/reply inboxes), by that prefix, so that a reply subject is matched by a
+    lookup of everything before its last token; every other wildcard filter by its first
+    token, with recent matches against those cached."""
 
     def __init__(self):
         self._literal: dict[str, list[Subscription]] = {}
-        # wildcard filters by their first token ("" for those starting with * or >): a
-        # subject only needs checking against the filters under its own first token
+        self._star: dict[str, list[Subscription]] = {}
+        # other wildcard filters by their first token ("" for those starting with * or
+        # >): a subject only needs checking against the filters under its own first token
         self._by_first: dict[str, list[Subscription]] = {}
         self._cache: dict[str, list[Subscription]] = {}
         self._lock = threading.Lock()   # JetStream's timer thread asks for interest
         self.ack_watchers = 0           # subscriptions that may match ack subjects
+        self._queued = 0                # subscriptions in queue groups
+
+    def _index(self, filter: str) -> tuple[dict[str, list[Subscription]], str]:
+        if is_literal(filter):
+            return self._literal, filter
+        prefix = _star_prefix(filter)
+        if prefix is not None:
+            return self._star, prefix
+        return self._by_first, _first_token(filter)
 
     def insert(self, sub: Subscription) -> None:
         with self._lock:
-            if is_literal(sub.subject):
-                self._literal.setdefault(sub.subject, []).append(sub)
-            else:
-                self._by_first.setdefault(_first_token(sub.subject), []).append(sub)
+            index, key = self._index(sub.subject)
+            index.setdefault(key, []).append(sub)
             if _may_see_acks(sub.subject):
                 self.ack_watchers += 1
+            if sub.queue:
+                self._queued += 1
             self._cache.clear()
 
     def remove(self, sub: Subscription) -> None:
         with self._lock:
-            if is_literal(sub.subject):
-                subs = self._literal.get(sub.subject)
-                if subs and sub in subs:
-                    subs.remove(sub)
-                    if not subs:
-                        del self._literal[sub.subject]
-                else:
-                    sub = None
-            else:
-                first = _first_token(sub.subject)
-                group = self._by_first.get(first)
-                if group and sub in group:
-                    group.remove(sub)
-                    if not group:
-                        del self._by_first[first]
-                else:
-                    sub = None
-            if sub is not None and _may_see_acks(sub.subject):
+            index, key = self._index(sub.subject)
+            subs = index.get(key)
+            if not subs or sub not in subs:
+                return
+            subs.remove(sub)
+            if not subs:
+                del index[key]
+            if _may_see_acks(sub.subject):
                 self.ack_watchers -= 1
+            if sub.queue:
+                self._queued -= 1
             self._cache.clear()
 
     def _all(self, subject: str) -> list[Subscription]:
-        found = self._cache.get(subject)
-        if found is not None:
-            return found
-        by_first = self._by_first
+        """Every subscription matching `subject`, in a list the caller may keep (routing
+        may remove a subscription, its UNSUB limit reached, while it goes through it)."""
         literal = self._literal.get(subject)
-        dot = subject.find(".")
-        under = by_first.get(subject if dot < 0 else subject[:dot])
-        anywhere = by_first.get("")
-        if under is None and anywhere is None:
-            # no filter to test: nothing worth caching; a copy, as routing may remove a
-            # subscription (an UNSUB limit reached) while it goes through the list
+        head, dot, last = subject.rpartition(".")
+        star = self._star.get(head) if dot and last else None
+        by_first = self._by_first
+        if by_first:
+            found = self._cache.get(subject)
+            if found is None:
+                dot = subject.find(".")
+                under = by_first.get(subject if dot < 0 else subject[:dot])
+                anywhere = by_first.get("")
+                found = _NONE
+                if under is not None or anywhere is not None:
+                    found = [s for group in (under, anywhere) if group
+                             for s in group if _subject_matches(subject, s.subject)]
+                    if len(self._cache) >= CACHE_LIMIT:
+                        self._cache.clear()
+                    self._cache[subject] = found
+            if found:
+                return (literal or _NONE) + (star or _NONE) + found
+        if star is None:
             return literal[:] if literal else _NONE
-        found = list(literal) if literal else []
-        for group in (under, anywhere):
-            if group:
-                found.extend(s for s in group if _subject_matches(subject, s.subject))
-        if len(self._cache) >= CACHE_LIMIT:
-            self._cache.clear()
-        self._cache[subject] = found
-        return found
+        return literal + star if literal else star[:]
 
     def match(self, subject: str) -> list[Subscription]:
         """The subscriptions a message on `subject` goes to: every plain one, one random
         member of each queue group."""
         with self._lock:
             found = self._all(subject)
-        if not any(s.queue for s in found):
+        if not self._queued or not any(s.queue for s in found):
             return found
         plain = [s for s in found if not s.queue]
         groups: dict[str, list[Subscription]] = {}
@@ -125,7 +146,8 @@ class SubjectTable:
 
     def count(self) -> int:
         with self._lock:
-            return sum(len(v) for v in (*self._literal.values(), *self._by_first.values()))
+            return sum(len(v) for index in (self._literal, self._star, self._by_first)
+                       for v in index.values())
 
     def has_interest(self, subject: str) -> bool:
         with self._lock:
