@@ -216,18 +216,31 @@ class Router:
 
     # -- publishes ----------------------------------------------------------------------
     def _publish(self, subject: str, payload: bytes, hdr: bytes | None, send: Send) -> bool:
-        js = self.js
-        with js._lock:
-            stream = js._capturing(subject)
-            if stream is None:
-                return False
-            try:
-                ack = js._publish_to(stream, subject, hdr, payload)
-                answer = b"" if ack is None else ack.to_json()   # staged: an empty answer
-            except api_errors.ApiError as exc:
-                answer = pub_error_json(stream.name, exc)
+        with self.js._lock:
+            answer = self.capture(subject, payload, hdr)
+        if answer is None:
+            return False
         send(None, answer)
         return True
+
+    @property
+    def lock(self):
+        """JetStream's lock, for a caller that publishes a run of messages (`capture`)."""
+        return self.js._lock
+
+    def capture(self, subject: str, payload: bytes, hdr: bytes | None) -> bytes | None:
+        """A publish on a subject outside ``$JS.``, the lock held: stored in the stream
+        that captures it, answered with its PubAck (or error); None when no stream
+        captures the subject."""
+        js = self.js
+        stream = js._capturing(subject)
+        if stream is None:
+            return None
+        try:
+            ack = js._publish_to(stream, subject, hdr, payload)
+            return b"" if ack is None else ack.to_json()   # staged: an empty answer
+        except api_errors.ApiError as exc:
+            return pub_error_json(stream.name, exc)
 
 
 def is_plain_ack(subject: str, payload: bytes, reply: str | None) -> bool:

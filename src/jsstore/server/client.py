@@ -25,6 +25,7 @@ HOLD_BYTES = 64 * 1024      # ... and no more than this much of them
 QUIET_GAP = 0.002           # a client that sent nothing for this long may be waiting;
 #                             not above HOLD_TIME, so that a client that does wait for
 #                             each answer is answered at once again after one held one
+JS_PREFIX = "$JS."
 AUTHORIZATION_VIOLATION = "Authorization Violation"
 INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
@@ -93,23 +94,37 @@ class Client(asyncio.Protocol):
         self.last_read = now
         self.active = time.time()
         acks = self.acks
-        # plain acks nobody but JetStream sees, from a client with nothing to check on
-        # them, go straight to the acks waiting (what Server.publish would do, shorter)
-        quick = (server._router is not None and not server.table.ack_watchers
-                 and not (self.verbose or self.pedantic or self.permissions))
+        # from a client with nothing to check on its messages: plain acks nobody but
+        # JetStream sees go straight to the acks waiting (what Server.publish would do,
+        # shorter), and publishes outside $JS. in a row are handled as one run
+        quick = self._quick()
         quick_msgs = quick_bytes = 0
+        run: list = []      # publishes outside $JS. in a row: handled together
         for op in self.parser.feed(data):
             kind = op[0]
             if not self.authorized and kind != protocol.CONNECT:
                 self.error_and_close(AUTHORIZATION_VIOLATION)
                 return
-            if kind == protocol.PUB:
-                if (quick and op[2] is None and op[1].startswith(ACK_PREFIX)
-                        and (not op[4] or op[4] == b"+ACK")):
-                    acks.append(op[1])
+            if kind == protocol.PUB and quick:
+                subject = op[1]
+                if not subject.startswith(JS_PREFIX):
+                    run.append(op[1:])
+                elif op[2] is None and subject.startswith(ACK_PREFIX) and (
+                        not op[4] or op[4] == b"+ACK"):
+                    if run:             # the publishes before it come first
+                        server.publish_run(self, run)
+                        run = []
+                    acks.append(subject)
+                else:
+                    subject = None
+                if subject is not None:
                     quick_msgs += 1
                     quick_bytes += len(op[4]) + (len(op[3]) if op[3] else 0)
                     continue
+            if run:
+                server.publish_run(self, run)
+                run = []
+            if kind == protocol.PUB:
                 if self.verbose:                # nats-server says +OK before routing it
                     self.out.append(protocol.OK_FRAME)
                 self._pub(op[1], op[2], op[3], op[4])
@@ -117,6 +132,7 @@ class Client(asyncio.Protocol):
                 if self.acks:
                     self.apply_acks()
                 self._sub(op[1], op[2], op[3])
+                quick = self._quick()
             elif kind == protocol.UNSUB:
                 if self.acks:
                     self.apply_acks()
@@ -131,12 +147,15 @@ class Client(asyncio.Protocol):
                     self.apply_acks()
                 if not self._connect(op[1]):
                     break
+                quick = self._quick()
             elif kind == protocol.PONG or kind == protocol.OK or kind == protocol.INFO:
                 pass
             elif kind == protocol.ERR:
                 pass
             if self.verbose and kind in (protocol.SUB, protocol.UNSUB, protocol.CONNECT):
                 self.out.append(protocol.OK_FRAME)
+        if run:
+            server.publish_run(self, run)
         if quick_msgs:
             self._count_in(quick_msgs, quick_bytes)
         if self.acks:
@@ -155,6 +174,13 @@ class Client(asyncio.Protocol):
         if self.out:
             server.dirty.add(self)
         server.flush_soon()
+
+    def _quick(self) -> bool:
+        """Whether this client's PUBs may take data_received's short ways: JetStream is
+        on, nobody watches ack subjects, and nothing is checked per message (verbose,
+        pedantic, permissions)."""
+        return (self.server._router is not None and not self.server.table.ack_watchers
+                and not (self.verbose or self.pedantic or self.permissions))
 
     # -- operations ---------------------------------------------------------------------------
     def _connect(self, payload: bytes) -> bool:

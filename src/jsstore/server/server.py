@@ -168,6 +168,32 @@ class Server:
                 if sub.client is origin:
                     origin.deliver(sub, reply, None, NO_RESPONDERS, b"")
 
+    def publish_run(self, origin: Client, run: list) -> None:
+        """Consecutive PUB/HPUBs of one read (subject, reply, hdr, payload) on subjects
+        outside ``$JS.``: each routed, stored when a stream captures it and answered, as
+        `publish` does one by one, under one hold of JetStream's lock."""
+        router = self._router
+        if origin.acks:
+            origin.apply_acks()
+        route, capture, match = self.route, router.capture, self.table.match
+        with router.lock:
+            for subject, reply, hdr, payload in run:
+                # route() inlined for the common cases: nobody subscribes to what is
+                # stored, and one inbox subscription takes the answer
+                delivered = (route(subject, subject, reply, hdr, payload, origin)
+                             if match(subject) else 0)
+                answer = capture(subject, payload, hdr)
+                if not reply:
+                    continue
+                if answer is not None:
+                    for sub in match(reply):
+                        if not sub.client.closed:
+                            sub.client.deliver(sub, reply, None, None, answer)
+                elif not delivered and origin.no_responders:
+                    for sub in self.table.match(reply):
+                        if sub.client is origin:
+                            origin.deliver(sub, reply, None, NO_RESPONDERS, b"")
+
     # -- the JetStream bus's outside (Bus.attach) ------------------------------------------
     def has_interest(self, subject: str) -> bool:
         return self.table.has_interest(subject)
