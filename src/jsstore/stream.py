@@ -116,6 +116,7 @@ class Stream:
         self.listeners: list[StoredListener] = []  # told of every stored message
         self.republish = None       # (SubjectTransform-like matcher, headers_only) or None
         self._schedules: ScheduleTable | None = None  # made on first use
+        self._ack_head: tuple[str, bytes] | None = None   # publish_plain's PubAck start
         self.on_due: Callable[[int], None] | None = None  # told when timed work comes due
         # the consumers an interest or workqueue stream keeps its messages for
         self.retention = retention.tracker_for(config)
@@ -303,6 +304,35 @@ class Stream:
                 internal: bool = False) -> PubAck:
         now = self.clock()
         return self.apply(self.check(subject, hdr, payload, now, internal=internal), now)
+
+    def publish_plain(self, subject: str, payload: bytes) -> bytes | None:
+        """The most common publish in one step: a message without headers, into a stream
+        that does nothing with it beyond storing it and telling its listeners (no subject
+        transform, counters, retention, republish, schedules; the wall clock). Returns
+        the PubAck JSON, exactly what ``publish(...).to_json()`` would; None when any of
+        that applies or the message is too large, and the caller takes ``publish``."""
+        cfg = self.config
+        if (cfg.sealed or self.transform is not None or cfg.allow_msg_counter
+                or self.retention is not None or self.republish is not None
+                or self._schedules is not None or not self.wall_clock
+                or 0 <= cfg.max_msg_size < len(payload)):
+            return None
+        store = self.store
+        try:
+            seq, ts = store.store_msg(subject, None, payload, 0)
+        except StoreError as exc:
+            raise api_errors.JSStreamStoreFailedF(err=str(exc)) from exc
+        if self.dedupe_loaded:
+            self.last_msg_id = ""
+        if self.on_due is not None and cfg.max_age > 0 and store.msgs == 1:
+            self.on_due(ts + cfg.max_age)
+        for listener in self.listeners:
+            listener(self, seq, subject, None, payload, ts)
+        head = self._ack_head
+        if head is None or head[0] != cfg.name:
+            head = self._ack_head = (cfg.name, b'{"stream":' + msgspec.json.encode(cfg.name)
+                                     + b',"seq":')
+        return head[1] + str(seq).encode() + b"}"
 
     # -- interest and workqueue retention ----------------------------------------------
     def _skip_uninteresting(self, prepared: Prepared) -> PubAck:

@@ -237,6 +237,10 @@ class Router:
         if stream is None:
             return None
         try:
+            if not hdr:
+                answer = stream.publish_plain(subject, payload)
+                if answer is not None:
+                    return answer
             ack = js._publish_to(stream, subject, hdr, payload)
             return b"" if ack is None else ack.to_json()   # staged: an empty answer
         except api_errors.ApiError as exc:
