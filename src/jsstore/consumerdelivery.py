@@ -18,8 +18,8 @@ from jsstore.errors import MsgNotFound, StoreEOF, StoreError
 
 MS = 1_000_000
 ACK_WAIT_DELAY = MS                     # ackWaitDelay: lets a burst expire together
-MAX_ACK_PENDING = "max ack pending reached"
-FIRST_HANDOVER = 8              # a pull batch's first messages handed to the bus on their own   # getNextMsg's stall (errMaxAckPending)
+MAX_ACK_PENDING = "max ack pending reached"   # getNextMsg's stall (errMaxAckPending)
+FIRST_HANDOVER = 8              # a pull batch's first messages, handed to the bus on their own
 
 
 class DeliveryMixin:
