@@ -188,3 +188,15 @@ def test_a_pull_batch_is_written_first_few_then_the_rest(js, conn):
     writes = conn.transport.writes[:]
     assert [sseqs(messages(w)) for w in writes] == [
         list(range(1, FIRST_HANDOVER + 1)), list(range(FIRST_HANDOVER + 1, 31))]
+
+
+def test_acks_after_one_that_asks_for_an_answer_are_applied(js, conn):
+    """A double ack (with a reply) applies the acks held before it; the plain acks after
+    it must still be applied by the end of the read."""
+    js.add_consumer("ORDERS", durable_name="C", ack_policy="explicit")
+    conn.feed(conn.request(NEXT, pull(3)))
+    first = messages(conn.read())
+    conn.feed(acks_for(first[:1]) + b"PUB %s _INBOX.t.ack 0\r\n\r\n" % first[1][1].encode()
+              + acks_for(first[2:]))
+    info = js.consumer_info("ORDERS", "C")
+    assert (info.num_ack_pending, info.ack_floor.stream_seq) == (0, 3)

@@ -93,7 +93,6 @@ class Client(asyncio.Protocol):
             self.pipelining = False
         self.last_read = now
         self.active = time.time()
-        acks = self.acks
         # from a client with nothing to check on its messages: plain acks nobody but
         # JetStream sees go straight to the acks waiting (what Server.publish would do,
         # shorter), and publishes outside $JS. in a row are handled as one run
@@ -114,7 +113,7 @@ class Client(asyncio.Protocol):
                     if run:             # the publishes before it come first
                         server.publish_run(self, run)
                         run = []
-                    acks.append(subject)
+                    self.acks.append(subject)   # (apply_acks replaces the list)
                 else:
                     subject = None
                 if subject is not None:
