@@ -32,11 +32,12 @@ class Transport:
 class Conn:
     """One client connection fed by hand; `read()` returns what it was sent since."""
 
-    def __init__(self, server: Server, cid: int = 1):
+    def __init__(self, server: Server, cid: int = 1, inbox: str = "_INBOX.t"):
         self.client = Client(server, cid)
         self.transport = Transport()
         self.client.connection_made(self.transport)
-        self.feed(b'CONNECT {"verbose":false,"headers":true}\r\nSUB _INBOX.t.* 1\r\n')
+        self.feed(b'CONNECT {"verbose":false,"headers":true}\r\nSUB %s.* 1\r\n'
+                  % inbox.encode())
         self.read()
 
     def feed(self, data: bytes) -> None:
