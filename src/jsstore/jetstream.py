@@ -34,9 +34,10 @@ from jsstore import advisories, batches, expiry
 from jsstore.bus import Bus, Msg
 from jsstore.consumers import ConsumersMixin
 from jsstore.timers import TimerThread
-from jsstore.stream import PubAck, Stream, pub_error_json
+from jsstore.stream import Stream
+from jsstore.streampublish import PubAck
 from jsstore import headers as header_block
-from jsstore import pubchecks, streamconfig
+from jsstore import streamconfig
 from jsstore._core.hashing import meta_hash_key, meta_sum
 from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
 from jsstore.api import errors as api_errors
