@@ -116,3 +116,18 @@ def test_a_client_with_permissions_is_checked_per_publish(js, tmp_path):
     out = conn.read()
     assert b"Permissions Violation for Publish to \"s.b\"" in out
     assert [a["seq"] for a in answers(out)] == [1, 2]
+
+
+def test_answers_after_a_publish_that_releases_a_pull_batch(js, server):
+    """The client waits on a pull request and publishes a run: the first publish releases
+    the batch, which is written at once; every PubAck of the run must still come."""
+    js.add_stream(name="S", subjects=["s.*"])
+    js.add_consumer("S", durable_name="C", ack_policy="explicit")
+    conn = Conn(server)
+    body = b'{"batch": 1, "expires": 60000000000}'
+    conn.feed(b"PUB $JS.API.CONSUMER.MSG.NEXT.S.C _INBOX.t.r %d\r\n%s\r\n" % (len(body), body))
+    assert conn.read() == b""
+    conn.feed(b"".join(pub("s.a", b"%d" % i, f"_INBOX.t.{i}") for i in range(5)))
+    got = frames(conn.read())
+    assert [f[0] for f in got if f[2] is None] == [f"_INBOX.t.{i}" for i in range(5)]
+    assert [f[3] for f in got if f[2] is not None] == [b"0"]     # the batch of 1

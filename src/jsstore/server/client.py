@@ -298,14 +298,18 @@ class Client(asyncio.Protocol):
 
     def _sent(self, sub: Subscription, count: int, size: int) -> None:
         """Count `count` messages of `size` bytes queued for `sub`; its UNSUB limit."""
+        self.count_out(count, size)
+        sub.delivered += count
+        if sub.max and sub.delivered >= sub.max:
+            self.unsubscribe(sub)
+
+    def count_out(self, count: int, size: int) -> None:
+        """Count `count` messages of `size` bytes queued for this client (to be written)."""
         self.out_msgs += count
         self.out_bytes += size
         stats = self.server.stats
         stats["out_msgs"] += count
         stats["out_bytes"] += size
-        sub.delivered += count
-        if sub.max and sub.delivered >= sub.max:
-            self.unsubscribe(sub)
         self.server.dirty.add(self)
 
     def hold(self) -> bool:

@@ -176,10 +176,12 @@ class Server:
         if origin.acks:
             origin.apply_acks()
         route, capture, match = self.route, router.capture, self.table.match
+        frame = protocol.msg_frame
+        answered = answered_bytes = 0           # answers put straight into origin.out
         with router.lock:
             for subject, reply, hdr, payload in run:
                 # route() inlined for the common cases: nobody subscribes to what is
-                # stored, and one inbox subscription takes the answer
+                # stored, and the publisher's own inbox subscription takes the answer
                 delivered = (route(subject, subject, reply, hdr, payload, origin)
                              if match(subject) else 0)
                 answer = capture(subject, payload, hdr)
@@ -187,12 +189,22 @@ class Server:
                     continue
                 if answer is not None:
                     for sub in match(reply):
-                        if not sub.client.closed:
-                            sub.client.deliver(sub, reply, None, None, answer)
+                        client = sub.client
+                        if client is origin and not sub.max and not client.closed:
+                            # (origin.out, not a copy of it: a flush on the way,
+                            # say of a pull batch a publish released, replaces it)
+                            origin.out.append(frame(reply, sub.sid, None, None, answer))
+                            sub.delivered += 1
+                            answered += 1
+                            answered_bytes += len(answer)
+                        elif not client.closed:
+                            client.deliver(sub, reply, None, None, answer)
                 elif not delivered and origin.no_responders:
                     for sub in self.table.match(reply):
                         if sub.client is origin:
                             origin.deliver(sub, reply, None, NO_RESPONDERS, b"")
+        if answered:
+            origin.count_out(answered, answered_bytes)
 
     # -- the JetStream bus's outside (Bus.attach) ------------------------------------------
     def has_interest(self, subject: str) -> bool:
