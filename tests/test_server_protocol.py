@@ -83,6 +83,9 @@ def test_pedantic_and_subject_checks(server):
 def test_echo_off_keeps_a_clients_own_messages_from_it(server):
     raw = Raw(server.port)
     raw.send(b'CONNECT {"verbose":false,"echo":false}\r\nSUB e 1\r\nPUB e 1\r\nx\r\n')
+    # its own message is not sent back; the PONG also tells that the SUB is in place
+    # before the other client publishes (without it the publish could come first)
+    assert raw.until_pong() == []
     other = Raw(server.port)
     other.send(b'CONNECT {"verbose":false}\r\nPUB e 1\r\nz\r\n')
     other.until_pong()
