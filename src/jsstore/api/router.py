@@ -12,6 +12,7 @@ from typing import Callable
 
 from jsstore import advisories
 from jsstore import headers as header_block
+from jsstore.acks import ACK_PREFIX
 from jsstore.api import errors as api_errors
 from jsstore.api import schemas
 from jsstore.api.consumers import ConsumerApi
@@ -24,7 +25,6 @@ Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) t
 DIRECT_GET_PREFIX = schemas.API_PREFIX + "DIRECT.GET."
 PULL_REQUEST_PREFIX = schemas.API_PREFIX + "CONSUMER.MSG.NEXT."
 CONSUMER_PREFIX = schemas.API_PREFIX + "CONSUMER."
-ACK_PREFIX = "$JS.ACK."
 FLOW_CONTROL_PREFIX = "$JS.FC."
 SNAPSHOT_PREFIX = "$JS.SNAPSHOT."
 REQUIRED_API_LEVEL = "Nats-Required-Api-Level"

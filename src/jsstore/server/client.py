@@ -15,9 +15,10 @@ import termios
 import time
 
 from jsstore._core import protocol
+from jsstore.acks import ACK_PREFIX
 from jsstore._core.subjects import _subject_matches, is_valid_subject
 from jsstore.consumer import is_subset_match
-from jsstore.server.subscriptions import ACK_PREFIX, Subscription
+from jsstore.server.subscriptions import Subscription
 
 NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"
 HOLD_TIME = 0.002           # answers held back for a client that pipelines, at most

@@ -9,14 +9,12 @@ import random
 import threading
 
 from jsstore._core.subjects import _subject_matches, is_literal
+from jsstore.acks import ACK_PREFIX
 
 CACHE_LIMIT = 4096
 
 
 _NONE: list = []
-
-
-ACK_PREFIX = "$JS.ACK."
 
 
 def _may_see_acks(filter: str) -> bool:
