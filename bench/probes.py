@@ -33,7 +33,7 @@ def rss_anon_bytes() -> int:
 
 def open_filestore(directory: str, options=None):
     import jsstore
-    from jsstore.config import StoreOptions
+    from jsstore.store.config import StoreOptions
 
     return jsstore.FileStore(os.path.join(directory, STREAM_NAME), stream_config("file"),
                              options or StoreOptions())

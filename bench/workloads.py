@@ -28,7 +28,7 @@ def split_batches(msgs: list, size: int = BATCH_SIZE) -> list[list]:
 
 
 def stream_config(storage: str = "file"):
-    from jsstore.config import StreamConfig
+    from jsstore.store.config import StreamConfig
 
     return StreamConfig(name=STREAM_NAME, subjects=list(STREAM_SUBJECTS), storage=storage)
 
@@ -90,7 +90,7 @@ class JsstoreFileDriver(JsstoreDriver):
 
     def __init__(self, directory: str, options=None):
         import jsstore
-        from jsstore.config import StoreOptions
+        from jsstore.store.config import StoreOptions
 
         super().__init__(jsstore.FileStore(os.path.join(directory, STREAM_NAME),
                                            stream_config("file"), options or StoreOptions()))

@@ -39,7 +39,7 @@ def seqset_decode(data: bytes) -> None:
 
 
 def index_db(data: bytes) -> None:
-    from jsstore.statefile import decode_index
+    from jsstore.store.indexdb import decode_index
     try:
         decode_index("FUZZ", data)
     except EXPECTED:
@@ -100,7 +100,7 @@ def odat_decode(data: bytes) -> None:
 def ack_payload(data: bytes) -> None:
     """An ack message: the subject (up to the first NUL) and the payload (the rest), read as
     nats-server reads them; round trip of the numbers of a well-formed subject."""
-    from jsstore import acks
+    from jsstore.wire import ackreply as acks
     subject_bytes, _, payload = data.partition(b"\0")
     subject = subject_bytes.decode("utf-8", "replace")
     numbers = acks.ack_reply_info(subject)
@@ -114,8 +114,8 @@ def ack_payload(data: bytes) -> None:
 
 def pull_request(data: bytes) -> None:
     """A pull request body: parsed (or refused with a 400 status) and checked."""
-    from jsstore import pullrequests
-    from jsstore.consumerconfig import ConsumerConfig
+    from jsstore.consumer import pullrequests
+    from jsstore.consumer.config import ConsumerConfig
     try:
         request = pullrequests.parse_request(data)
     except pullrequests.PullRequestError as exc:
@@ -129,7 +129,7 @@ def consumer_create(data: bytes) -> None:
     """A CONSUMER.CREATE body through the whole create path of a live JetStream: an answer
     is JSON with a type and either an error or the consumer's info."""
     import json
-    from jsstore import jetstream
+    from jsstore.jetstream import account as jetstream
     js = jetstream.open()
     js.add_stream(name="S", subjects=["s.>"])
     js.publish("s.1", b"x")
@@ -146,8 +146,8 @@ def consumer_session(data: bytes) -> None:
     then each byte one operation (publish, pull request, an ack of some kind on a delivered
     message, clock advance and tick, message deletion); the numbers consumer info reports
     must stay consistent after each."""
-    from jsstore import jetstream
-    from jsstore.api.errors import ApiError
+    from jsstore.jetstream import account as jetstream
+    from jsstore.wire.apierrors import ApiError
     now = [1_800_000_000 * 1_000_000_000]
     js = jetstream.open(clock=lambda: now[0])
     js.add_stream(name="S", subjects=["s.*"])

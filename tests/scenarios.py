@@ -15,7 +15,7 @@ sent as JSON) and optional headers.  Helpers below build the common steps:
         info("S"),
     ])
 
-A group whose `feature` jsstore does not list in ``jsstore.jetstream.FEATURES`` is skipped.
+A group whose `feature` jsstore does not list in ``jsstore.jetstream.account.FEATURES`` is skipped.
 Known differences are listed in KNOWN_DIFFERENCES with a reason ("BUG: ..." for a jsstore
 bug that is reported and waiting for a fix); the runner insists such a step still differs,
 so a fixed bug makes its entry fail until it is removed.  Keep that list short.
@@ -55,7 +55,7 @@ class Scenario:
 class Group:
     name: str
     scenarios: list[Scenario]
-    feature: str | None = None      # a jsstore.jetstream.FEATURES entry the group needs
+    feature: str | None = None      # a jsstore.jetstream.account.FEATURES entry the group needs
 
 
 # -- step builders ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ Nothing here is fast; everything here is easy to read.
 from __future__ import annotations
 
 from jsstore import errors
-from jsstore.store import SimpleState
+from jsstore.store.contract import SimpleState
 
 
 def subject_matches(filter: str, subject: str) -> bool:

@@ -11,9 +11,8 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from jsstore import acks
-from jsstore.acks import (ACK, NAK, NEXT, PROGRESS, TERM, UNKNOWN, Ack, AckSubject, AckSubjects,
-                          ack_reply_info, parse_ack, parse_ack_subject, sends_reply)
+from jsstore.wire import ackreply as acks
+from jsstore.wire.ackreply import (ACK, NAK, NEXT, PROGRESS, TERM, UNKNOWN, Ack, AckSubject, AckSubjects, ack_reply_info, parse_ack, parse_ack_subject, sends_reply)
 
 UINT64_MAX = (1 << 64) - 1
 TS = 1795520076257931090
@@ -142,7 +141,7 @@ def test_payloads_read_as_process_ack_does(payload, ack):
 
 
 def test_next_request_is_a_pull_request_body():
-    from jsstore import pullrequests
+    from jsstore.consumer import pullrequests
     assert pullrequests.parse_request(parse_ack(b"+NXT 5").next_request).batch == 5
     assert pullrequests.parse_request(parse_ack(b"+NXT").next_request).batch == 1
 

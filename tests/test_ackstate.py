@@ -17,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from jsstore._core.ackstate import AckState, decode
 from jsstore.errors import CorruptStreamState, MsgNotFound, NoAckPolicy
-from jsstore.store import ConsumerState, Pending, SequencePair
+from jsstore.store.contract import ConsumerState, Pending, SequencePair
 
 SECOND = 1_000_000_000
 U64 = 1 << 64

@@ -15,7 +15,7 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from jsstore import advisories
+from jsstore.stream import advisories
 from jsstore.api.schemas import StreamStateBody
 
 CLIENT = {"type": "object", "required": ["acc"]}

@@ -12,7 +12,7 @@ import pytest
 import jsstore
 from jsstore.api import direct
 from jsstore.api.direct import direct_get, parse_go_time
-from jsstore.consumerstore import rfc3339_nano
+from jsstore.store.consumerstore import rfc3339_nano
 
 BASE_TS = 1_700_000_000_123_456_789
 CUSTOM = b"NATS/1.0\r\nx-custom: v\r\n\r\n"

@@ -16,25 +16,13 @@ from pathlib import Path
 import pytest
 
 import jsstore.api
-from jsstore.api import errors as api_errors
-from jsstore.api.errors import (
-    ERRORS_BY_CODE,
-    ApiError,
-    JSClusterNoPeersErrF,
-    JSConsumerBadDurableNameErr,
-    JSInvalidJSONErr,
-    JSRestoreSubscribeFailedErrF,
-    JSStreamCreateErrF,
-    JSStreamExternalDelPrefixOverlapsErrF,
-    JSStreamNotFoundErr,
-    JSStreamWrongLastMsgIDErrF,
-    JSStreamWrongLastSequenceErrF,
-)
+from jsstore.wire import apierrors as api_errors
+from jsstore.wire.apierrors import (ERRORS_BY_CODE, ApiError, JSClusterNoPeersErrF, JSConsumerBadDurableNameErr, JSInvalidJSONErr, JSRestoreSubscribeFailedErrF, JSStreamCreateErrF, JSStreamExternalDelPrefixOverlapsErrF, JSStreamNotFoundErr, JSStreamWrongLastMsgIDErrF, JSStreamWrongLastSequenceErrF)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 GENERATOR_PATH = REPO_ROOT / "tools" / "gen_api_errors.py"
-DATA_PATH = REPO_ROOT / "src" / "jsstore" / "api" / "errors.json"
-GENERATED_PATH = REPO_ROOT / "src" / "jsstore" / "api" / "errors.py"
+DATA_PATH = REPO_ROOT / "src" / "jsstore" / "wire" / "apierrors.json"
+GENERATED_PATH = REPO_ROOT / "src" / "jsstore" / "wire" / "apierrors.py"
 
 REFERENCE_LINES = """\
 JSClusterPeerNotMemberErr 400 10040 'peer not a member'

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-import jsstore.jetstream as jetstream
+import jsstore.jetstream.account as jetstream
 from jsstore.api import snapshot as snap
-from jsstore.bus import Msg
+from jsstore.wire.bus import Msg
 
 ACK_REPLY = re.compile(r"^\$JS\.SNAPSHOT\.ACK\.(\w+)\.([0-9A-Za-z]{22})\.(\d+)\.(\d+)$")
 

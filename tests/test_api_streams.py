@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from jsstore import jetstream
+from jsstore.jetstream import account as jetstream
 from jsstore.api import schemas
 
 T = "io.nats.jetstream.api.v1."

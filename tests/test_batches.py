@@ -5,9 +5,10 @@ import json
 
 import pytest
 
-from jsstore import batches, headers
-from jsstore.api import errors as E
-from jsstore.batches import BatchLimits, BatchRegistry, BatchView, Commit, Staged
+from jsstore.stream import batches
+from jsstore.wire import headers
+from jsstore.wire import apierrors as E
+from jsstore.stream.batches import BatchLimits, BatchRegistry, BatchView, Commit, Staged
 
 SEC = 1_000_000_000
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 import jsstore
-from jsstore.bus import Bus, Msg
+from jsstore.wire.bus import Bus, Msg
 
 
 def test_literal_and_wildcard_subscriptions_in_subscription_order():

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import jsstore
 from clocks import SECOND, Clock
-from jsstore.consumer import Consumer
+from jsstore.consumer.consumer import Consumer
 
 OPS = st.lists(st.tuples(st.sampled_from(["pub", "fetch", "ack", "nak", "term", "advance",
                                           "pull_bus"]),

@@ -8,7 +8,7 @@ import pytest
 
 import jsstore
 from clocks import SECOND, Clock
-from jsstore import headers as header_block
+from jsstore.wire import headers as header_block
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ def test_flow_control_stalls_until_answered(js, clock):
     js.tick()
     hb = status_msgs(got)[-1]
     assert header_block.get(hb.hdr, "Nats-Consumer-Stalled") in (fc.reply, fc.reply.encode())
-    js.handle(jsstore.bus.Msg(fc.reply, b""))
+    js.handle(jsstore.wire.bus.Msg(fc.reply, b""))
     assert len(data_msgs(got)) == 9
     assert [m.data for m in data_msgs(got)] == [big] * 9
     assert consumer.fcid != fc.reply

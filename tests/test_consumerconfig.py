@@ -1,5 +1,5 @@
-"""Consumer configuration and CONSUMER.CREATE checks (jsstore.consumerconfig and
-jsstore.consumercreate): unit tests, and a comparison with a real nats-server that sends
+"""Consumer configuration and CONSUMER.CREATE checks (jsstore.consumer.config and
+jsstore.consumer.create): unit tests, and a comparison with a real nats-server that sends
 the same create requests to both and compares the answers (error objects byte for byte,
 the config object of a success with its key order)."""
 
@@ -11,10 +11,10 @@ import json
 import msgspec
 import pytest
 
-from jsstore import consumerconfig as cc
-from jsstore import consumercreate as ccreate
-from jsstore.api import errors as api_errors
-from jsstore.streamconfig import ConsumerLimits, StreamConfig
+from jsstore.consumer import config as cc
+from jsstore.consumer import create as ccreate
+from jsstore.wire import apierrors as api_errors
+from jsstore.stream.config import ConsumerLimits, StreamConfig
 
 SECOND = cc.NANOS_PER_SECOND
 STREAM = StreamConfig(name="S", subjects=["foo.>", "bar"])

@@ -11,14 +11,12 @@ import time
 
 import pytest
 
-from jsstore import consumerstore
+from jsstore.store import consumerstore
 from jsstore._core.ackstate import AckState, decode
 from jsstore._core.hashing import consumer_meta_hash_key, meta_sum
-from jsstore.consumerstore import (FileConsumerStore, MemConsumerStore, go_json,
-                                   read_consumer_meta, rfc3339_nano)
-from jsstore.errors import (CorruptFile, CorruptStreamState, MsgNotFound, NoAckPolicy,
-                            OldUpdate, StoreClosed, StoreError)
-from jsstore.store import ConsumerState, ConsumerStore, Pending, SequencePair
+from jsstore.store.consumerstore import (FileConsumerStore, MemConsumerStore, go_json, read_consumer_meta, rfc3339_nano)
+from jsstore.errors import (CorruptFile, CorruptStreamState, MsgNotFound, NoAckPolicy, OldUpdate, StoreClosed, StoreError)
+from jsstore.store.contract import ConsumerState, ConsumerStore, Pending, SequencePair
 
 SECOND = 1_000_000_000
 CREATED = 1_700_000_000 * SECOND + 123_456_000

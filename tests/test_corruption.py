@@ -17,7 +17,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import crashwriter  # noqa: E402
-from jsstore.errors import BadMsg, MsgNotFound, StoreError  # noqa: E402
+from jsstore.errors import BadMsg, MsgNotFound, StoreError   # noqa: E402
 
 COUNT = 600          # messages in the template store: a few 64 KiB blocks
 REMOVED = (7, 300)   # removed before the stop (tombstones)

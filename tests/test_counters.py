@@ -6,15 +6,10 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from jsstore import counters, headers, pubchecks
-from jsstore.api.errors import (
-    JSMessageCounterBrokenErr,
-    JSMessageIncrDisabledErr,
-    JSMessageIncrInvalidErr,
-    JSMessageIncrMissingErr,
-    JSMessageIncrPayloadErr,
-    JSMessageTTLDisabledErr,
-)
+from jsstore.stream import counters
+from jsstore.wire import headers
+from jsstore.stream import checks as pubchecks
+from jsstore.wire.apierrors import (JSMessageCounterBrokenErr, JSMessageIncrDisabledErr, JSMessageIncrInvalidErr, JSMessageIncrMissingErr, JSMessageIncrPayloadErr, JSMessageTTLDisabledErr)
 
 BIG = st.integers(min_value=-(10 ** 60), max_value=10 ** 60)
 

@@ -16,7 +16,7 @@ import time
 import pytest
 
 import jsstore
-from jsstore.filestore import FileStore
+from jsstore.store.filestore import FileStore
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

@@ -30,9 +30,9 @@ import scenarios
 
 nats = pytest.importorskip("nats")
 natsserver = pytest.importorskip("natsserver")
-from jsstore import jetstream  # noqa: E402
-from jsstore.bus import Msg  # noqa: E402
-from jsstore.jetstream import encode_headers  # noqa: E402
+from jsstore.jetstream import account as jetstream   # noqa: E402
+from jsstore.wire.bus import Msg   # noqa: E402
+from jsstore.jetstream.account import encode_headers   # noqa: E402
 
 pytestmark = pytest.mark.natsserver
 
@@ -266,7 +266,7 @@ def mask_ack(reply: str) -> str:
 def test_scenario_matches_nats_server(group, scenario, server_side, tmp_path):
     if group.feature is not None and group.feature not in features():
         pytest.skip(f"jsstore does not support {group.feature!r} yet "
-                    f"(not in jsstore.jetstream.FEATURES)")
+                    f"(not in jsstore.jetstream.account.FEATURES)")
     known = known_differences()
     js = jetstream.open(tmp_path / "jsstore")
     mine_side = JsstoreSide(js)

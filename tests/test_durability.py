@@ -7,7 +7,7 @@ import pytest
 
 import jsstore
 from jsstore import StoreOptions, StreamConfig
-from jsstore.snapshot import restore_snapshot
+from jsstore.store.snapshot import restore_snapshot
 
 
 def _cfg(**kw):

@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from jsstore import schedules
-from jsstore.durations import (HOUR, INT64_MAX, INT64_MIN, MICROSECOND, MILLISECOND, MINUTE,
-                               SECOND, format_go_duration, go_quote, parse_go_duration)
+from jsstore.stream import schedules
+from jsstore.gocompat.durations import (HOUR, INT64_MAX, INT64_MIN, MICROSECOND, MILLISECOND, MINUTE, SECOND, format_go_duration, go_quote, parse_go_duration)
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -6,10 +6,10 @@ import os
 import pytest
 
 import jsstore
-from jsstore import streamconfig
+from jsstore.stream import config as streamconfig
 from jsstore._core.hashing import meta_hash_key, meta_sum
-from jsstore.api import errors as E
-from jsstore.jetstream import decode_headers, encode_headers, meta_info_json
+from jsstore.wire import apierrors as E
+from jsstore.jetstream.account import decode_headers, encode_headers, meta_info_json
 
 
 @pytest.fixture(params=["file", "memory-only"])

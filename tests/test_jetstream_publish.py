@@ -7,7 +7,7 @@ import time
 import pytest
 
 import jsstore
-from jsstore.api import errors as E
+from jsstore.wire import apierrors as E
 
 SECOND = 1_000_000_000
 WINDOW = 2 * 60 * SECOND   # the default duplicate_window

@@ -24,8 +24,8 @@ import pytest
 
 import jsstore
 from jsstore import StoreOptions, StreamConfig
-from jsstore import statefile
-from jsstore.config import stream_config_from_json, stream_config_json
+from jsstore.store import indexdb as statefile
+from jsstore.store.config import stream_config_from_json, stream_config_json
 from jsstore.errors import StoreEOF
 from jsstore._core.hashing import meta_hash_key, meta_sum
 

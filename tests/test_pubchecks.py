@@ -7,19 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from jsstore import headers
-from jsstore.api import errors
-from jsstore.headers import HeaderBlock, HeaderError
-from jsstore.pubchecks import (
-    DedupeWindow,
-    check_expected,
-    check_headers,
-    check_sizes,
-    msg_ttl,
-    parse_msg_ttl,
-    parse_uint,
-    rollup_mode,
-)
+from jsstore.wire import headers
+from jsstore.wire import apierrors as errors
+from jsstore.wire.headers import HeaderBlock, HeaderError
+from jsstore.stream.checks import (DedupeWindow, check_expected, check_headers, check_sizes, msg_ttl, parse_msg_ttl, parse_uint, rollup_mode)
 
 SECOND = 1_000_000_000
 

@@ -16,8 +16,8 @@ import types
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from jsstore import pullrequests as pr
-from jsstore.pullrequests import PullRequest
+from jsstore.consumer import pullrequests as pr
+from jsstore.consumer.pullrequests import PullRequest
 
 SECOND = 1_000_000_000
 

@@ -13,8 +13,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from jsstore import headers, schedules
-from jsstore.api.errors import ApiError
+from jsstore.wire import headers
+from jsstore.stream import schedules
+from jsstore.wire.apierrors import ApiError
 from jsstore.errors import CorruptFile
 
 S = 1_000_000_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from jsstore import jetstream
+from jsstore.jetstream import account as jetstream
 from jsstore.server import Server
 
 

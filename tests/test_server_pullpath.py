@@ -182,7 +182,7 @@ def test_the_table_counts_subscriptions_that_may_see_acks(subject, watches):
 
 
 def test_a_pull_batch_is_written_first_few_then_the_rest(js, conn):
-    from jsstore.consumerdelivery import FIRST_HANDOVER
+    from jsstore.consumer.delivery import FIRST_HANDOVER
     js.add_consumer("ORDERS", durable_name="C", ack_policy="explicit")
     conn.feed(conn.request(NEXT, pull(30)))
     writes = conn.transport.writes[:]

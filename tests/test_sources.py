@@ -10,10 +10,10 @@ import time
 import pytest
 
 import jsstore
-from jsstore import headers as header_block
-from jsstore.api import errors as api_errors
-from jsstore.sources import index_name, parse_source_header, strip_source_headers
-from jsstore.streamconfig import StreamSource, SubjectTransform
+from jsstore.wire import headers as header_block
+from jsstore.wire import apierrors as api_errors
+from jsstore.stream.sources import index_name, parse_source_header, strip_source_headers
+from jsstore.stream.config import StreamSource, SubjectTransform
 
 SOURCE = "Nats-Stream-Source"
 

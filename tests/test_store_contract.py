@@ -12,7 +12,7 @@ import os
 import pytest
 
 from jsstore import errors
-from jsstore.store import SimpleState
+from jsstore.store.contract import SimpleState
 
 HDR = b"NATS/1.0\r\nX-Key: v\r\n\r\n"
 

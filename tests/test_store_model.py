@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import jsstore
-from jsstore import StoreOptions, StreamConfig, errors
+from jsstore import StoreOptions, StreamConfig
+from jsstore import errors
 from storemodel import StoreModel
 
 SUBJECTS = ["a", "b.c", "b.d", "e.f.g"]

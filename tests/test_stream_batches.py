@@ -6,7 +6,7 @@ import json
 import pytest
 
 import jsstore
-from jsstore.api import errors as E
+from jsstore.wire import apierrors as E
 
 from clocks import SECOND, START, Clock
 

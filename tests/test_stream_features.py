@@ -6,7 +6,7 @@ import json
 import pytest
 
 import jsstore
-from jsstore.api import errors as E
+from jsstore.wire import apierrors as E
 
 from clocks import SECOND, START, Clock
 
@@ -61,7 +61,7 @@ def test_counter_survives_reopen(tmp_path, clock):
 # -- schedules -----------------------------------------------------------------------------
 
 def at(ns: int) -> str:
-    from jsstore.consumerstore import rfc3339_nano
+    from jsstore.store.consumerstore import rfc3339_nano
     return "@at " + rfc3339_nano(ns)
 
 

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jsstore
-from jsstore.api.errors import ApiError
-from jsstore.streampublish import pub_error_json
+from jsstore.wire.apierrors import ApiError
+from jsstore.stream.publish import pub_error_json
 
 CONFIGS = st.fixed_dictionaries({}, optional={
     "max_msg_size": st.sampled_from([0, 5, 64]),

@@ -7,7 +7,7 @@ import time
 import pytest
 
 import jsstore
-from jsstore import expiry
+from jsstore.stream import expiry
 
 from clocks import SECOND, START, Clock
 

@@ -7,11 +7,9 @@ import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from jsstore import streamconfig as sc
-from jsstore.api import errors
-from jsstore.streamconfig import (ConsumerLimits, RePublish, StreamConfig, StreamSource,
-                                  SubjectTransform, check_update, normalize, to_store_config,
-                                  validate)
+from jsstore.stream import config as sc
+from jsstore.wire import apierrors as errors
+from jsstore.stream.config import (ConsumerLimits, RePublish, StreamConfig, StreamSource, SubjectTransform, check_update, normalize, to_store_config, validate)
 
 SECOND = 1_000_000_000
 

@@ -9,9 +9,8 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from jsstore import subjtransform
-from jsstore.subjtransform import (SubjectTransform, TransformError, fnv1a32, partition_of,
-                                   transform_error, validate_mapping)
+from jsstore.stream import transform as subjtransform
+from jsstore.stream.transform import (SubjectTransform, TransformError, fnv1a32, partition_of, transform_error, validate_mapping)
 
 
 def mapped(src: str, dest: str, subject: str, *, strict: bool = False) -> str | None:

@@ -8,7 +8,7 @@ import pytest
 import jsstore
 from jsstore import StoreOptions, StreamConfig
 from jsstore.errors import CorruptFile, MsgNotFound
-from jsstore.ttl import TTLSchedule, parse_ttl, ttl_from_header
+from jsstore.store.ttl import TTLSchedule, parse_ttl, ttl_from_header
 
 SECOND = 1_000_000_000
 

@@ -14,16 +14,15 @@
         msg.ack()
 """
 
-from jsstore.config import StoreOptions, StreamConfig
-from jsstore.filestore import FileStore, stream_dir
-from jsstore.memstore import MemStore
+from jsstore.store.config import StoreOptions, StreamConfig
+from jsstore.store.filestore import FileStore, stream_dir
+from jsstore.store.memstore import MemStore
 from jsstore import errors
-from jsstore.consumerconfig import ConsumerConfig
-from jsstore.consumers import ConsumerInfo
-from jsstore.pullsub import JsMsg, PullSubscription
+from jsstore.consumer.config import ConsumerConfig
+from jsstore.jetstream.consumers import ConsumerInfo
+from jsstore.jetstream.pullsub import JsMsg, PullSubscription
 
-from jsstore.jetstream import (AccountInfo, JetStream, NoStreamResponseError, PubAck, StoredMsg,
-                               StreamInfo, open)
+from jsstore.jetstream.account import (AccountInfo, JetStream, NoStreamResponseError, PubAck, StoredMsg, StreamInfo, open)
 
 __version__ = "0.1.0"
 

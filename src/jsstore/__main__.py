@@ -2,6 +2,6 @@
 
 import sys
 
-from jsstore.cli import main
+from jsstore.cli.main import main
 
 sys.exit(main())

@@ -15,7 +15,7 @@ from jsstore._core.odat cimport ConsumerSeqs, odat_encode, odat_parse
 import time
 
 from jsstore.errors import MsgNotFound, NoAckPolicy
-from jsstore.store import ConsumerState, Pending, SequencePair
+from jsstore.state import ConsumerState, Pending, SequencePair
 
 ACK_POLICIES = {"none": ACK_NONE, "all": ACK_ALL, "explicit": ACK_EXPLICIT,
                 "flow_control": ACK_FLOW_CONTROL}

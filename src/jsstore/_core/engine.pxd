@@ -1,6 +1,6 @@
 # The stream engine: blocks in sequence order over one subject index, with the stream's
 # counts and range, the write path, removals and limit enforcement.  FileStore and
-# MemStore (Python, in jsstore.filestore / jsstore.memstore) subclass it: the file one
+# MemStore (Python, in jsstore.store.filestore / jsstore.store.memstore) subclass it: the file one
 # supplies block files and recovery; the memory one keeps blocks in memory only.
 # Read-only queries over this state live in jsstore._core.queries.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
@@ -10,7 +10,7 @@ from jsstore._core.record cimport RecordView, StoreMsg
 
 cdef class BlockStore:
     # identity and configuration
-    cdef public object config             # jsstore.config.StreamConfig
+    cdef public object config             # jsstore.store.config.StreamConfig
     cdef public str name                  # stream name (part of every block's hash key)
     cdef public bint mem_sized            # memory-store byte accounting
     cdef public uint64_t block_size       # roll over to a new block past this many bytes

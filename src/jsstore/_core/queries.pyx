@@ -8,7 +8,7 @@ from jsstore._core.block cimport MsgBlock
 from jsstore._core.subjects cimport SubjectIndex, SubjEntry, BlockSubjects, BlockSubj
 from jsstore._core.record cimport StoreMsg
 from jsstore.errors import StoreClosed, MsgNotFound, StoreEOF, TooManyResults
-from jsstore.store import SimpleState, StreamState, LostStreamData
+from jsstore.state import SimpleState, StreamState, LostStreamData
 
 cdef uint32_t SLOT_EMPTY = 0xFFFFFFFF
 cdef int SMALL_FILTER = 16        # up to this many subjects: per-subject lookups beat scans

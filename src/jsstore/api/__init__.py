@@ -3,6 +3,6 @@
 ``jsstore.api.errors`` is generated from ``errors.json`` (see ``tools/gen_api_errors.py``).
 """
 
-from jsstore.api.errors import ERRORS_BY_CODE, ApiError
+from jsstore.wire.apierrors import ERRORS_BY_CODE, ApiError
 
 __all__ = ["ApiError", "ERRORS_BY_CODE"]

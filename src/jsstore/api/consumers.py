@@ -17,11 +17,11 @@ from typing import Callable
 
 import msgspec
 
-from jsstore import consumercreate
-from jsstore.api import errors as api_errors
+from jsstore.consumer import create as consumercreate
+from jsstore.wire import apierrors as api_errors
 from jsstore.api.streams import _decode, go_encode, go_time, is_empty_request
-from jsstore.consumerconfig import wire_config
-from jsstore.consumers import ConsumerInfo
+from jsstore.consumer.config import wire_config
+from jsstore.jetstream.consumers import ConsumerInfo
 
 TYPE_PREFIX = "io.nats.jetstream.api.v1."
 CREATE_TYPE = TYPE_PREFIX + "consumer_create_response"
@@ -218,7 +218,7 @@ class ConsumerApi:
         if not is_empty_request(payload):
             request = _decode(payload, PauseRequest)
             if request.pause_until:
-                from jsstore.consumer import rfc3339_ns
+                from jsstore.consumer.consumer import rfc3339_ns
                 until = rfc3339_ns(request.pause_until)
         info = self.js.pause_consumer(tokens[0], tokens[1], until)
         now = self.js.clock()

@@ -33,9 +33,9 @@ from datetime import date
 
 import msgspec
 
-from jsstore import headers as header_block
+from jsstore.wire import headers as header_block
 from jsstore.api.schemas import API_LEVEL
-from jsstore.consumerstore import rfc3339_nano
+from jsstore.store.consumerstore import rfc3339_nano
 from jsstore.errors import StoreError, TooManyResults
 
 CRLF = b"\r\n"

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from jsstore import advisories
-from jsstore import headers as header_block
-from jsstore.acks import ACK_PREFIX
-from jsstore.api import errors as api_errors
+from jsstore.stream import advisories
+from jsstore.wire import headers as header_block
+from jsstore.wire.ackreply import ACK_PREFIX
+from jsstore.wire import apierrors as api_errors
 from jsstore.api import schemas
 from jsstore.api.consumers import ConsumerApi
 from jsstore.api.direct import direct_get
 from jsstore.api.streams import StreamApi, go_encode
-from jsstore.streampublish import pub_error_json
+from jsstore.stream.publish import pub_error_json
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
 
@@ -51,7 +51,7 @@ class Router:
         if subject.startswith(schemas.API_PREFIX):
             return self._api(subject, payload, hdr, send, reply)
         if subject.startswith(SNAPSHOT_PREFIX):
-            from jsstore.bus import Msg
+            from jsstore.wire.bus import Msg
             return self.snapshots().handle(Msg(subject, payload, hdr, reply), send)
         if subject.startswith(ACK_PREFIX):
             return self._ack(subject, payload, reply, send)
@@ -115,7 +115,7 @@ class Router:
                 return True
             level = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
             if level is not None and not _level_supported(level):
-                from jsstore import pullrequests
+                from jsstore.consumer import pullrequests
                 send(pullrequests.required_api_level(), b"")
                 return True
             consumer.request_next(reply, payload)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import msgspec
 
-from jsstore.streamconfig import StreamConfig
+from jsstore.stream.config import StreamConfig
 
 API_PREFIX = "$JS.API."
 TYPE_PREFIX = "io.nats.jetstream.api.v1."

@@ -37,20 +37,20 @@ from typing import Callable
 
 import msgspec
 
-from jsstore import advisories
+from jsstore.stream import advisories
 from jsstore._core.subjects import is_literal, is_valid_subject
-from jsstore.api import errors as api_errors
+from jsstore.wire import apierrors as api_errors
 from jsstore.api import schemas
 from jsstore.api.streams import go_encode, go_time, is_empty_request, state_body, wire_config
-from jsstore import streamconfig
-from jsstore.bus import Msg
-from jsstore.consumerstore import rfc3339_nano
+from jsstore.stream import config as streamconfig
+from jsstore.wire.bus import Msg
+from jsstore.store.consumerstore import rfc3339_nano
 from jsstore.errors import StoreError
-from jsstore.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
-from jsstore.memstore import MemStore
-from jsstore.snapshot import restore_snapshot
-from jsstore.store import StreamState
-from jsstore.streamconfig import StreamConfig
+from jsstore.store.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
+from jsstore.store.memstore import MemStore
+from jsstore.store.snapshot import restore_snapshot
+from jsstore.store.contract import StreamState
+from jsstore.stream.config import StreamConfig
 
 SNAPSHOT_TYPE = schemas.TYPE_PREFIX + "stream_snapshot_response"
 RESTORE_TYPE = schemas.TYPE_PREFIX + "stream_restore_response"
@@ -142,7 +142,7 @@ def _copy_messages(source, target) -> None:
 def snapshot_bytes(stream, include_consumers: bool, check_msgs: bool) -> tuple[StreamState, bytes]:
     """The stream's state and its whole snapshot (taken under the JetStream lock, so the
     two agree).  A memory stream is written to a temporary file store first."""
-    from jsstore.jetstream import meta_info_json
+    from jsstore.jetstream.account import meta_info_json
     store = stream.store
     if check_msgs:
         _check_messages(store)
@@ -174,7 +174,7 @@ def restore_stream(js, config: StreamConfig, data: bytes):
     configuration replaces the one in the snapshot, as in nats-server, but the names must
     agree.  A file stream takes the snapshot's files (consumers included); a memory stream
     gets a copy of the messages."""
-    from jsstore.jetstream import ACCOUNT, meta_info_json
+    from jsstore.jetstream.account import ACCOUNT, meta_info_json
     name = config.name
     with js._lock:
         js._check_open()

@@ -19,11 +19,11 @@ from typing import Callable
 import msgspec
 
 from jsstore._core.subjects import filters_overlap
-from jsstore.api import errors as api_errors
+from jsstore.wire import apierrors as api_errors
 from jsstore.api import schemas
-from jsstore.consumerstore import rfc3339_nano
-from jsstore.store import StreamState
-from jsstore.streamconfig import StreamConfig
+from jsstore.store.consumerstore import rfc3339_nano
+from jsstore.store.contract import StreamState
+from jsstore.stream.config import StreamConfig
 
 # Go's encoding/json writes these escaped inside strings; outside strings JSON never has them
 _GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),

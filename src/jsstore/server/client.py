@@ -15,9 +15,9 @@ import termios
 import time
 
 from jsstore._core import protocol
-from jsstore.acks import ACK_PREFIX
+from jsstore.wire.ackreply import ACK_PREFIX
 from jsstore._core.subjects import _subject_matches, is_valid_subject
-from jsstore.consumer import is_subset_match
+from jsstore.consumer.consumer import is_subset_match
 from jsstore.server.subscriptions import Subscription
 
 NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 
-from jsstore.durations import parse_go_duration
+from jsstore.gocompat.durations import parse_go_duration
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmMgGtT])[bB]?$")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")

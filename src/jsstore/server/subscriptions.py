@@ -9,7 +9,7 @@ import random
 import threading
 
 from jsstore._core.subjects import _subject_matches, is_literal
-from jsstore.acks import ACK_PREFIX
+from jsstore.wire.ackreply import ACK_PREFIX
 
 CACHE_LIMIT = 4096
 

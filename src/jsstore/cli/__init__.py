@@ -1,0 +1,5 @@
+"""The ``jsstore`` command."""
+
+from jsstore.cli.main import main
+
+__all__ = ["main"]

@@ -1,0 +1,232 @@
+"""The ``jsstore`` command.
+
+    jsstore serve [-p PORT] [-a HOST] [-js] [-sd DIR] [-n NAME] [-P PIDFILE] [-l LOGFILE]
+                  [-c FILE] [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
+    jsstore serve --signal ldm|stop|quit|term|reopen|reload=<pid or pid file>
+
+Flags are read as nats-server reads them (Go's flag package): ``-x`` and ``--x`` alike,
+``-x=v`` or ``-x v``.  ``-p -1`` picks a free port.  Without ``-sd`` the store lives in a
+``jsstore`` folder under the system temp dir (nats-server keeps its own in ``nats``
+there).  Logs go to stderr in nats-server's format; after ``Server is ready`` nothing is
+written there that could block.  SIGTERM and SIGINT stop it cleanly (streams flushed and
+closed); SIGUSR2 (``--signal ldm=<pid>``) enters lame duck mode as nats-server does
+(``lame_duck_duration`` and ``lame_duck_grace_period`` from the config file).  ``-m``
+serves /varz, /connz, /jsz and /healthz; ``-c`` reads the nats-server configuration
+subset described in jsstore.server.config (flags win over the file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import tempfile
+import time
+
+from jsstore import __version__
+
+# flag -> (canonical name, takes a value)
+FLAGS = {
+    "p": ("port", True), "port": ("port", True),
+    "a": ("host", True), "addr": ("host", True), "net": ("host", True),
+    "js": ("jetstream", False), "jetstream": ("jetstream", False),
+    "sd": ("store_dir", True), "store_dir": ("store_dir", True),
+    "n": ("server_name", True), "server_name": ("server_name", True),
+    "name": ("server_name", True),
+    "P": ("pid", True), "pid": ("pid", True),
+    "l": ("log", True), "log": ("log", True),
+    "D": ("debug", False), "debug": ("debug", False),
+    "V": ("trace", False), "trace": ("trace", False),
+    "DV": ("debug", False),
+    "v": ("version", False), "version": ("version", False),
+    "max_payload": ("max_payload", True),
+    "c": ("config", True), "config": ("config", True),
+    "m": ("http_port", True), "http_port": ("http_port", True),
+    "user": ("user", True), "pass": ("password", True), "auth": ("token", True),
+    "sl": ("signal", True), "signal": ("signal", True),
+}
+
+# --signal <command>=<pid>: what each command sends, as nats-server maps them
+SIGNALS = {"ldm": signal.SIGUSR2, "stop": signal.SIGKILL, "quit": signal.SIGINT,
+           "term": signal.SIGTERM, "reopen": signal.SIGUSR1, "reload": signal.SIGHUP}
+TRAPPED = {signal.SIGTERM: "terminated", signal.SIGINT: "interrupt",
+           signal.SIGUSR2: "user defined signal 2"}
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_flags(argv: list[str]) -> dict:
+    """Go-style flags into a dict of canonical names."""
+    out: dict = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-") or arg in ("-", "--"):
+            raise UsageError(f"unexpected argument {arg!r}")
+        name = arg.lstrip("-")
+        value = None
+        if "=" in name:
+            name, value = name.split("=", 1)
+        if name not in FLAGS:
+            raise UsageError(f"flag provided but not defined: -{name}")
+        key, takes = FLAGS[name]
+        if takes:
+            if value is None:
+                i += 1
+                if i >= len(argv):
+                    raise UsageError(f"flag needs an argument: -{name}")
+                value = argv[i]
+            out[key] = value
+        else:
+            out[key] = value not in ("false", "0") if value is not None else True
+        i += 1
+    return out
+
+
+class Log:
+    """nats-server's log line: [pid] yyyy/mm/dd hh:mm:ss.uuuuuu [INF] text."""
+
+    def __init__(self, path: str | None):
+        self.stream = open(path, "a", buffering=1) if path else sys.stderr
+        self.pid = os.getpid()
+
+    def info(self, text: str) -> None:
+        now = time.time()
+        stamp = time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(now))
+        try:
+            self.stream.write(f"[{self.pid}] {stamp}.{int(now % 1 * 1e6):06d} [INF] {text}\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def default_store_dir() -> str:
+    return os.path.join(tempfile.gettempdir(), "jsstore")
+
+
+def serve(options: dict) -> int:
+    from jsstore.jetstream import account as jetstream
+    from jsstore.api import schemas
+    from jsstore.server import Server
+
+    if options.get("config"):
+        from jsstore.server import config as server_config
+        try:
+            from_file = server_config.server_options(server_config.load(options["config"]))
+        except (OSError, server_config.ConfigError) as exc:
+            raise UsageError(f"configuration: {exc}") from None
+        options = {**from_file, **{k: v for k, v in options.items() if k != "config"}}
+    log = Log(options.get("log"))
+    js = None
+    if options.get("jetstream") or options.get("store_dir"):
+        store_dir = options.get("store_dir") or default_store_dir()
+        js = jetstream.open(store_dir)
+    try:
+        port = int(options.get("port", 4222))
+        max_payload = int(options.get("max_payload", 1024 * 1024))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    server = Server(js, host=options.get("host", "0.0.0.0"), port=port,
+                    server_name=options.get("server_name", ""), max_payload=max_payload,
+                    token=options.get("token"), user=options.get("user"),
+                    password=options.get("password"), users=options.get("users"))
+    for key in ("lame_duck_duration", "lame_duck_grace_period"):
+        if key in options:
+            setattr(server, key, float(options[key]))
+    if options.get("http_port") is not None:
+        try:
+            server.http_port = int(options["http_port"])
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    log.info(f"Starting jsstore {__version__} (nats-server {schemas.SERVER_VERSION} API)")
+    if js is not None:
+        log.info("Starting JetStream")
+        log.info(f"    Store Directory: \"{js.directory}\"")
+
+    def ready(srv) -> None:
+        if srv.monitor is not None:
+            log.info(f"Starting http monitor on {srv.host}:{srv.monitor.port}")
+        log.info(f"Listening for client connections on {srv.host}:{srv.port}")
+        if options.get("pid"):
+            with open(options["pid"], "w") as f:
+                f.write(str(os.getpid()))
+        log.info("Server is ready")
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+
+        def stop(sig) -> None:
+            log.info(f'Trapped "{TRAPPED[sig]}" signal')
+            task.cancel()
+
+        async def lame_duck() -> None:
+            log.info(f'Trapped "{TRAPPED[signal.SIGUSR2]}" signal')
+            await server.lame_duck(log.info)
+            task.cancel()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop, sig)
+        loop.add_signal_handler(signal.SIGUSR2, lambda: loop.create_task(lame_duck()))
+        try:
+            await server.serve(ready)
+        except asyncio.CancelledError:
+            pass
+
+    try:
+        import uvloop
+        uvloop.run(main())
+    except ImportError:
+        asyncio.run(main())
+    log.info("Server Exiting..")
+    return 0
+
+
+def send_signal(spec: str) -> int:
+    """--signal <command>=<pid or pid file>: signal a running server (nats-server's
+    commands: ldm, stop, quit, term, reopen, reload)."""
+    command, _, target = spec.partition("=")
+    if command not in SIGNALS:
+        raise UsageError(f"unknown signal {command!r}")
+    if not target:
+        raise UsageError(f"--signal {command} needs the server's pid: {command}=<pid>")
+    if not target.isdigit():
+        try:
+            with open(target) as f:
+                target = f.read().strip()
+        except OSError as exc:
+            raise UsageError(f"could not read pid file {target!r}: {exc}") from None
+    try:
+        os.kill(int(target), SIGNALS[command])
+    except (ValueError, ProcessLookupError, PermissionError) as exc:
+        raise UsageError(f"signal {command} to {target}: {exc}") from None
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(__doc__)
+        return 0
+    command, rest = argv[0], argv[1:]
+    if command != "serve":
+        print(f"jsstore: unknown command {command!r}", file=sys.stderr)
+        return 2
+    try:
+        options = parse_flags(rest)
+        if options.get("version"):
+            print(f"jsstore: v{__version__}")
+            return 0
+        if options.get("signal"):
+            return send_signal(options["signal"])
+        return serve(options)
+    except UsageError as exc:
+        print(f"jsstore: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

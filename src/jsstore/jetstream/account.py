@@ -1,0 +1,682 @@
+"""The embedded JetStream API: streams in process, synchronous, no network.
+
+    import jsstore
+    with jsstore.open("data") as js:          # jsstore.open() keeps everything in memory
+        js.add_stream(name="ORDERS", subjects=["orders.>"])
+        ack = js.publish("orders.new", b"payload", headers={"Nats-Msg-Id": "o-1"})
+        msg = js.get_msg("ORDERS", seq=ack.seq)
+
+A store directory has nats-server's layout: every file stream lives in
+``<dir>/jetstream/$G/streams/<name>/`` with its configuration in ``meta.inf`` (nats-server's
+FileStreamInfo JSON: ``"Created"`` then the normalized stream configuration) and the
+HighwayHash of that file in ``meta.sum``.  Opening the directory again finds those streams.
+Memory streams are never written to disk, as in nats-server; in memory-only mode
+(``open()``) every stream is held in memory whatever its ``storage`` says.
+
+Failures are the API errors of ``jsstore.api.errors`` that nats-server answers with, except
+one: publishing to a subject no stream captures raises ``NoStreamResponseError``, where a NATS
+client gets "no responders" (nats-py raises its own ``NoStreamResponseError`` there).
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import os
+import threading
+import time
+from typing import Callable, Mapping
+
+import msgspec
+
+from jsstore.store import config as store_config
+from jsstore.stream import advisories
+from jsstore.stream import batches
+from jsstore.stream import expiry
+from jsstore.wire.bus import Bus, Msg
+from jsstore.jetstream.consumers import ConsumersMixin
+from jsstore.jetstream.timers import TimerThread
+from jsstore.stream.stream import Stream
+from jsstore.stream.publish import PubAck
+from jsstore.wire import headers as header_block
+from jsstore.stream import config as streamconfig
+from jsstore._core.hashing import meta_hash_key, meta_sum
+from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
+from jsstore.wire import apierrors as api_errors
+from jsstore.store.config import StoreOptions
+from jsstore.store.consumerstore import rfc3339_nano
+from jsstore.errors import StoreClosed, StoreError
+from jsstore.store.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
+from jsstore.store.memstore import MemStore
+from jsstore.store.contract import StreamState
+from jsstore.stream.config import StreamConfig
+
+ACCOUNT = "$G"                  # the global account: nats-server's directory for it
+NANOS_PER_SECOND = 1_000_000_000
+# stream features beyond the basics that this JetStream implements
+FEATURES = frozenset({"counters", "batches", "schedules", "expiry", "ttl",
+                      "subject_delete_markers", "republish", "direct_get", "advisories",
+                      "mirrors", "sources", "snapshots", "consumers"})
+_STREAM_ADVISORY = {"create": "CREATED", "modify": "UPDATED", "delete": "DELETED"}
+PULL_REQUEST_PREFIX = "$JS.API.CONSUMER.MSG.NEXT."
+ROUTE_CACHE_LIMIT = 1 << 16     # publish subjects remembered before the cache starts over
+# Go's encoding/json escapes these inside strings; meta.inf is written the same way.
+_GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
+               ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
+
+
+class NoStreamResponseError(Exception):
+    """No stream captures the subject published to (over NATS: no responders)."""
+
+
+class StoredMsg(msgspec.Struct):
+    """A message read back from a stream."""
+    subject: str
+    seq: int
+    data: bytes
+    headers: dict[str, str] | None  # the decoded header block (first value of a repeated key)
+    time: int                       # Unix ns when stored
+    hdr: bytes | None = None        # the raw NATS header block
+
+
+class StreamInfo(msgspec.Struct):
+    """A stream's normalized configuration, creation time and state."""
+    config: StreamConfig
+    created: str                    # RFC 3339 UTC with nanoseconds, as nats-server writes it
+    state: StreamState
+    mirror: dict | None = None      # a mirror's progress (nats-server's StreamSourceInfo)
+    sources: list[dict] | None = None  # each source's progress
+
+
+class AccountLimits(msgspec.Struct):
+    """The account's JetStream limits; -1 is unlimited (the only setting embedded)."""
+    max_memory: int = -1
+    max_storage: int = -1
+    max_streams: int = -1
+    max_consumers: int = -1
+    max_ack_pending: int = -1
+    memory_max_stream_bytes: int = -1
+    storage_max_stream_bytes: int = -1
+    max_bytes_required: bool = False
+
+
+class AccountInfo(msgspec.Struct):
+    """Usage of the account: bytes held in memory and file streams, stream/consumer counts."""
+    memory: int
+    storage: int
+    reserved_memory: int
+    reserved_storage: int
+    streams: int
+    consumers: int
+    limits: AccountLimits
+
+
+class _Created(msgspec.Struct):
+    Created: str = ""
+
+
+def encode_headers(headers: Mapping[str, str | list[str]] | bytes | None) -> bytes | None:
+    """The NATS header block for a dict (a list value writes the key once per value);
+    bytes are taken as an already encoded block; empty or None gives no block.
+    HeaderError (a ValueError) for a key or value a block can not hold."""
+    if not headers:
+        return None
+    if isinstance(headers, (bytes, bytearray, memoryview)):
+        return bytes(headers)
+    return header_block.build(headers)
+
+
+def decode_headers(block: bytes | None) -> dict[str, str] | None:
+    """The headers of a NATS header block; the first value of a repeated key (as
+    nats-server reads them). None for no block, or for one that does not parse."""
+    if not block:
+        return None
+    try:
+        fields = header_block.parse(block).fields
+    except header_block.HeaderError:
+        return None
+    out: dict[str, str] = {}
+    for key, value in fields:
+        out.setdefault(key, value)
+    return out
+
+
+def meta_info_json(config: StreamConfig, created: str) -> bytes:
+    """meta.inf as nats-server writes it: {"Created": ..., <stream config fields>}."""
+    body = streamconfig.encode(config)
+    data = b'{"Created":' + msgspec.json.encode(created) + b"," + body[1:]
+    for char, escape in _GO_ESCAPES:
+        data = data.replace(char, escape)
+    return data
+
+
+class JetStream(ConsumersMixin):
+    """An account's streams and their consumers over one store directory (or in memory)."""
+
+    def __init__(self, directory: str | os.PathLike | None = None,
+                 options: StoreOptions | None = None, *,
+                 clock: Callable[[], int] | None = None, timers: bool | None = None):
+        self.directory = None if directory is None else os.fspath(directory)
+        self.options = options
+        # Unix ns; another clock than the wall clock stamps the stored messages too
+        self.clock = clock if clock is not None else time.time_ns
+        self.bus = Bus()            # what this JetStream sends out (answers, advisories, ...)
+        # timed work runs by itself on the wall clock unless turned off; tick() runs it
+        self._timers_wanted = clock is None if timers is None else timers
+        self._timers: TimerThread | None = None   # started with the first timed stream
+        self.domain: str | None = None
+        self.server_name = ""       # named in advisories; a server sets its own
+        self.closed = False
+        self.unrecovered: dict[str, str] = {}  # stream dirs skipped on open, and why
+        self._streams: dict[str, Stream] = {}
+        self._routes: dict[str, Stream] = {}  # publish subject -> the stream capturing it
+        self._lock = threading.RLock()
+        self._api = None  # the wire API router, made on the first request()
+        self._inboxes = itertools.count(1)   # request() reply subjects
+        self._sources = None  # the SourceManager, once a stream has a mirror or sources
+        self._batches = batches.BatchRegistry()   # atomic batches being staged
+        self._init_consumers()
+        if self.directory is not None:
+            self._recover()
+
+    # -- opening ------------------------------------------------------------------------
+    def _streams_root(self) -> str:
+        return os.path.dirname(stream_dir(self.directory, "x", ACCOUNT))
+
+    def _recover(self) -> None:
+        root = self._streams_root()
+        if not os.path.isdir(root):
+            return
+        for name in sorted(os.listdir(root)):
+            directory = os.path.join(root, name)
+            meta_path = os.path.join(directory, META_FILE)
+            if not os.path.isfile(meta_path):
+                continue
+            with builtins.open(meta_path, "rb") as f:
+                data = f.read()
+            try:
+                with builtins.open(os.path.join(directory, META_SUM_FILE), "rb") as f:
+                    checksum = f.read()
+            except FileNotFoundError:
+                checksum = None
+            if checksum is not None and checksum != meta_sum(meta_hash_key(name), data):
+                self.unrecovered[name] = "meta.inf checksum does not match meta.sum"
+                continue
+            try:
+                config = streamconfig.normalize(streamconfig.decode(data))
+                created = msgspec.json.decode(data, type=_Created).Created
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                self.unrecovered[name] = f"meta.inf: {exc}"
+                continue
+            if config.name != name:
+                self.unrecovered[name] = f"meta.inf names stream {config.name!r}"
+                continue
+            store = FileStore(directory, streamconfig.to_store_config(config), self.options)
+            self._streams[name] = self._new_stream(config, store, created, recovered=True)
+        for stream in list(self._streams.values()):
+            self._stream_changed(stream)
+        for stream in list(self._streams.values()):
+            self._recover_consumers(stream)
+
+    def _new_stream(self, config: StreamConfig, store, created: str, *,
+                    recovered: bool = False) -> Stream:
+        stream = Stream(config, store, created, recovered=recovered, clock=self.clock,
+                        wall_clock=self.clock is time.time_ns, emit=self._emit)
+        stream.on_due = self._due
+        return stream
+
+    @property
+    def _wall_clock(self) -> bool:
+        return self.clock is time.time_ns
+
+    def _due(self, at: int) -> None:
+        """Some stream has timed work at `at` (Unix ns)."""
+        if self._timers is not None:
+            self._timers.wake(at)
+
+    def _start_timers(self, stream: Stream) -> None:
+        cfg = stream.config
+        if self._timers is None and self._timers_wanted and not self.closed and (
+                cfg.max_age > 0 or cfg.allow_msg_ttl or cfg.allow_msg_schedules
+                or cfg.allow_atomic):
+            self._timers = TimerThread(self.tick)
+            self._timers.wake(self.clock())
+
+    def tick(self, now: int | None = None) -> int | None:
+        """Do the timed work due at `now` (default: the clock) — max_age and TTL expiry
+        with subject delete markers, due schedules — and return when more is due (Unix
+        ns; None: nothing is scheduled). Runs by itself with the wall clock; with a clock
+        of your own, call it."""
+        with self._lock:
+            if self.closed:
+                return None
+            now = self.clock() if now is None else now
+            next_due = None
+            for name, batch_id in self._batches.expire(now):
+                self._batches.abandoned.append(
+                    batches.Abandoned(name, batch_id, batches.ABANDONED_TIMEOUT))
+            self._batches_abandoned()
+            batch_due = self._batches.next_expiry()
+            if batch_due is not None:
+                next_due = batch_due
+            for stream in list(self._streams.values()):
+                for due in (expiry.expire(stream, now), stream.fire_schedules(now)):
+                    if due is not None and (next_due is None or due < next_due):
+                        next_due = due
+            due = self._tick_consumers(now)
+            if due is not None and (next_due is None or due < next_due):
+                next_due = due
+            return next_due
+
+    def _stream_changed(self, stream: Stream) -> None:
+        """A stream was added, recovered or updated: start the timers if it has timed
+        work; (re)wire its mirror and sources, and it as an origin of others. Nothing is
+        wired until some stream has a mirror or sources."""
+        self._start_timers(stream)
+        if self._sources is None:
+            if stream.config.mirror is None and not stream.config.sources:
+                return
+            from jsstore.stream.sources import SourceManager   # mirrors and sources
+            self._sources = SourceManager(self)
+            for other in self._streams.values():
+                if other is not stream:
+                    self._sources.attach(other)
+        self._sources.attach(stream)
+
+    def _emit(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
+        self.bus.publish(Msg(subject, payload, hdr))
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise StoreClosed()
+
+    def _lookup(self, name: str) -> Stream:
+        self._check_open()
+        stream = self._streams.get(name)
+        if stream is None:
+            raise api_errors.JSStreamNotFoundErr()
+        return stream
+
+    def _others(self, name: str) -> list[StreamConfig]:
+        return [s.config for s in self._streams.values() if s.config.name != name]
+
+    @staticmethod
+    def _config_from(config, params: dict) -> StreamConfig:
+        """The configuration a call gives: a StreamConfig (wire or storage) and/or keyword
+        fields; nested fields (republish, mirror, sources, ...) may be given as dicts."""
+        nested = {key: value for key, value in params.items()
+                  if isinstance(value, dict) or (isinstance(value, list) and value
+                                                 and isinstance(value[0], dict))}
+        if nested:
+            try:
+                converted = msgspec.convert(nested, StreamConfig)
+            except msgspec.ValidationError as exc:
+                raise api_errors.JSInvalidJSONErr(err=exc) from exc
+            params = {**params, **{key: getattr(converted, key) for key in nested}}
+        if config is None:
+            return StreamConfig(**params)
+        if isinstance(config, store_config.StreamConfig):   # jsstore.StreamConfig (storage)
+            config = msgspec.convert(store_config.stream_config_json(config), StreamConfig)
+        return msgspec.structs.replace(config, **params) if params else config
+
+    def _info(self, stream: Stream, state: StreamState | None = None) -> StreamInfo:
+        mirror = sources = None
+        if self._sources is not None:
+            mirror = self._sources.mirror_info(stream.name)
+            sources = self._sources.sources_info(stream.name) or None
+        state = state if state is not None else stream.store.state()
+        state.consumer_count = self.consumer_count(stream.name)
+        return StreamInfo(config=stream.config, created=stream.created, state=state,
+                          mirror=mirror, sources=sources)
+
+    # -- streams ------------------------------------------------------------------------
+    def add_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
+        """Create a stream (nats-server's checks and defaults); creating an existing stream
+        with the same configuration answers its info, with another one fails."""
+        cfg = self._config_from(config, params)
+        with self._lock:
+            self._check_open()
+            streamconfig.validate(cfg, existing_streams=self._others(cfg.name))
+            normalized = streamconfig.normalize(cfg)
+            existing = self._streams.get(cfg.name)
+            if existing is not None:
+                if existing.config != normalized:
+                    raise api_errors.JSStreamNameExistErr()
+                return self._info(existing)
+            created = rfc3339_nano(time.time_ns())
+            store_cfg = streamconfig.to_store_config(normalized)
+            if self.directory is not None and normalized.storage == "file":
+                store = FileStore(stream_dir(self.directory, cfg.name, ACCOUNT), store_cfg,
+                                  self.options, meta=meta_info_json(normalized, created))
+            else:
+                store = MemStore(store_cfg)
+            stream = self._new_stream(normalized, store, created)
+            self._streams[cfg.name] = stream
+            self._routes.clear()
+            self._stream_changed(stream)
+            self._advise_stream(stream.name, "create")
+            return self._info(stream)
+
+    def adopt_stream(self, config: StreamConfig, store, created: str) -> StreamInfo:
+        """Make an already filled store (a restored snapshot) one of the streams; announced
+        like a created stream."""
+        with self._lock:
+            self._check_open()
+            if config.name in self._streams:
+                raise api_errors.JSStreamNameExistErr()
+            stream = self._new_stream(config, store, created)
+            self._streams[config.name] = stream
+            self._routes.clear()
+            self._stream_changed(stream)
+            self._advise_stream(stream.name, "create")
+            return self._info(stream)
+
+    def update_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
+        """Change a stream's configuration (nats-server's update checks)."""
+        cfg = self._config_from(config, params)
+        with self._lock:
+            stream = self._lookup(cfg.name)
+            streamconfig.check_update(stream.config, cfg, existing_streams=self._others(cfg.name))
+            updated = streamconfig.apply_update(cfg)
+            if isinstance(stream.store, FileStore):
+                stream.store.meta = meta_info_json(updated, stream.created)
+            stream.store.update_config(streamconfig.to_store_config(updated))
+            stream.set_config(updated)
+            self._routes.clear()
+            self._stream_changed(stream)
+            self._advise_stream(stream.name, "modify")
+            return self._info(stream)
+
+    def delete_stream(self, name: str) -> bool:
+        """Remove a stream and its messages (and its directory)."""
+        with self._lock:
+            stream = self._lookup(name)
+            del self._streams[name]
+            self._routes.clear()
+            if self._sources is not None:
+                self._sources.detach(name)
+            self._batches.discard(name)
+            self._stream_gone(name)
+            stream.store.delete()
+            self._advise_stream(name, "delete")
+            return True
+
+    def stream_info(self, name: str, *, subjects_filter: str | None = None,
+                    deleted_details: bool = False) -> StreamInfo:
+        """Configuration and state; the deleted sequences only with deleted_details, the
+        per-subject counts only for a subjects_filter."""
+        with self._lock:
+            stream = self._lookup(name)
+            state = stream.store.state()
+            if not deleted_details:
+                state.deleted = None
+            state.subjects = stream.store.subjects_totals(subjects_filter) if subjects_filter else None
+            return self._info(stream, state)
+
+    def stream_names(self) -> list[str]:
+        with self._lock:
+            self._check_open()
+            return sorted(self._streams)
+
+    def streams_info(self) -> list[StreamInfo]:
+        """Every stream's info, by name."""
+        with self._lock:
+            return [self.stream_info(name) for name in self.stream_names()]
+
+    def account_info(self) -> AccountInfo:
+        with self._lock:
+            self._check_open()
+            memory = storage = consumers = 0
+            for stream in self._streams.values():
+                state = stream.store.fast_state()
+                consumers += self.consumer_count(stream.name)
+                if stream.config.storage == "memory":
+                    memory += state.bytes
+                else:
+                    storage += state.bytes
+            return AccountInfo(memory=memory, storage=storage, reserved_memory=0,
+                               reserved_storage=0, streams=len(self._streams),
+                               consumers=consumers, limits=AccountLimits())
+
+    # -- messages -----------------------------------------------------------------------
+    def _capturing(self, subject: str) -> Stream | None:
+        """The stream a publish on `subject` goes to, or None (also for a subject that
+        can not be published to)."""
+        try:
+            return self._route(subject)
+        except (NoStreamResponseError, ValueError):
+            return None
+
+    def _route(self, subject: str) -> Stream:
+        stream = self._routes.get(subject)
+        if stream is not None:
+            return stream
+        self._check_open()
+        if not is_valid_subject(subject) or not is_literal(subject):
+            raise ValueError(f"invalid publish subject {subject!r}")
+        for candidate in self._streams.values():
+            if any(filters_overlap(subject, captured) for captured in candidate.config.subjects):
+                if len(self._routes) >= ROUTE_CACHE_LIMIT:
+                    self._routes.clear()
+                self._routes[subject] = candidate
+                return candidate
+        raise NoStreamResponseError(f"no stream captures subject {subject!r}")
+
+    def publish(self, subject: str, payload: bytes = b"", *,
+                headers: Mapping[str, str | list[str]] | bytes | None = None) -> PubAck:
+        """Store a message in the stream whose subjects capture `subject`."""
+        hdr = encode_headers(headers)
+        with self._lock:
+            return self._publish_to(self._route(subject), subject, hdr, payload)
+
+    def _publish_to(self, stream: Stream, subject: str, hdr: bytes | None,
+                    payload: bytes) -> PubAck | None:
+        """One publish into `stream`; a message of an atomic batch is staged (None) until
+        its commit, which stores the whole batch."""
+        if hdr and header_block.get(hdr, batches.BATCH_ID) is not None:
+            now = self.clock()
+            staged = self._batches.stage(stream.name, hdr, subject, payload, now,
+                                         bool(stream.config.allow_atomic))
+            self._batches_abandoned()
+            if isinstance(staged, batches.Staged):
+                self._due(now + self._batches.limits.timeout_ns)
+                return None
+            return stream.commit_batch(staged.batch_id, staged.messages, now)
+        return stream.publish(subject, hdr, payload)
+
+    def publish_batch(self, messages) -> PubAck:
+        """Store messages atomically, all or none: `messages` are (subject, payload) or
+        (subject, payload, headers) tuples, all captured by one stream with allow_atomic.
+        The PubAck has the last sequence, the batch id and the count."""
+        items = [tuple(m) + (None,) * (3 - len(m)) for m in messages]
+        if not items:
+            raise api_errors.JSAtomicPublishIncompleteBatchErr()
+        batch_id = f"embedded-{next(self._inboxes)}"
+        with self._lock:
+            stream = self._route(items[0][0])
+            staged = []
+            for index, (subject, payload, headers) in enumerate(items, 1):
+                if self._route(subject) is not stream:
+                    raise api_errors.JSAtomicPublishInvalidBatchIDErr()
+                hdr = encode_headers(headers)
+                hdr = header_block.set_header(hdr, batches.BATCH_ID, batch_id)
+                hdr = header_block.set_header(hdr, batches.BATCH_SEQ, str(index))
+                if index == len(items):
+                    hdr = header_block.set_header(hdr, batches.BATCH_COMMIT, "1")
+                staged.append((subject, hdr, payload or b""))
+            ack = None
+            for subject, hdr, payload in staged:
+                ack = self._publish_to(stream, subject, hdr, payload)
+            return ack
+
+    def _batches_abandoned(self) -> None:
+        """Announce the batches given up on."""
+        for gone in self._batches.take_abandoned():
+            if self.bus.has_interest(advisories.ADVISORY_PREFIX + ".STREAM.BATCH_ABANDONED." + gone.stream):
+                self._advise(advisories.batch_abandoned(gone.stream, gone.batch_id, gone.reason,
+                                                        account=ACCOUNT, now=self.clock()))
+
+    def _advise(self, advisory: tuple[str, bytes]) -> None:
+        subject, data = advisory
+        self.bus.publish(Msg(subject, data))
+
+    def _advise_stream(self, name: str, action: str) -> None:
+        subject = advisories.ADVISORY_PREFIX + ".STREAM." + _STREAM_ADVISORY[action] + "." + name
+        if self.bus.has_interest(subject):
+            self._advise(advisories.stream_action(name, action, now=self.clock()))
+
+    def get_msg(self, name: str, seq: int = 0, *, last_by_subject: str | None = None,
+                next_by_subject: str | None = None) -> StoredMsg:
+        """The message at seq; the last on a subject; or the first at or after seq
+        (default 1) matching next_by_subject (the STREAM.MSG.GET request's forms)."""
+        if (seq > 0 and last_by_subject) or (seq <= 0 and not last_by_subject and not next_by_subject) \
+                or (last_by_subject and next_by_subject):
+            raise api_errors.JSBadRequestErr()
+        with self._lock:
+            store = self._lookup(name).store
+            try:
+                if next_by_subject:
+                    msg, _ = store.load_next_msg(next_by_subject, seq)
+                elif last_by_subject:
+                    msg = store.load_last_msg(last_by_subject)
+                else:
+                    msg = store.load_msg(seq)
+            except (StoreError, ValueError) as exc:
+                raise api_errors.JSNoMessageFoundErr() from exc
+        return StoredMsg(subject=msg.subject, seq=msg.seq, data=bytes(msg.msg),
+                         headers=decode_headers(msg.hdr), time=msg.ts,
+                         hdr=bytes(msg.hdr) if msg.hdr else None)
+
+    def delete_msg(self, name: str, seq: int, *, no_erase: bool = False) -> bool:
+        """Remove one message; erased (overwritten) unless no_erase."""
+        with self._lock:
+            stream = self._lookup(name)
+            if stream.config.sealed:
+                raise api_errors.JSStreamSealedErr()
+            if stream.config.deny_delete:
+                raise api_errors.JSStreamMsgDeleteFailedF(err="message delete not permitted")
+            if seq > stream.store.last_seq:
+                raise api_errors.JSStreamMsgDeleteFailedF(err="stream store EOF")
+            subject = None
+            if self._consumers.get(stream.name):
+                try:
+                    subject = stream.store.load_msg(seq).subject
+                except (StoreError, ValueError):
+                    subject = None
+            try:
+                removed = stream.store.remove_msg(seq) if no_erase else stream.store.erase_msg(seq)
+            except StoreError as exc:
+                raise api_errors.JSStreamMsgDeleteFailedF(err=str(exc)) from exc
+            if not removed:
+                raise api_errors.JSSequenceNotFoundErrF(seq=seq)
+            if subject is not None:
+                self._msg_removed(stream, seq, subject)
+            return True
+
+    def purge_stream(self, name: str, *, filter: str | None = None, seq: int = 0,
+                     keep: int = 0) -> int:
+        """Remove messages: all; or those matching filter, below seq, or all but the last
+        `keep` (per subject with a filter). Returns how many were removed."""
+        if seq > 0 and keep > 0:
+            raise api_errors.JSBadRequestErr()
+        with self._lock:
+            stream = self._lookup(name)
+            if stream.config.sealed:
+                raise api_errors.JSStreamSealedErr()
+            if stream.config.deny_purge:
+                raise api_errors.JSStreamPurgeFailedF(err="stream purge not permitted")
+            try:
+                if filter or seq > 0 or keep > 0:
+                    purged = stream.store.purge_ex(filter or "", seq, keep)
+                else:
+                    purged = stream.store.purge()
+            except StoreError as exc:
+                raise api_errors.JSStreamGeneralErrorF(err=str(exc)) from exc
+            self._stream_purged(stream, filter or "")
+            return purged
+
+    # -- messages in, answers out ---------------------------------------------------------
+    def _router(self):
+        if self._api is None:
+            from jsstore.api.router import Router   # the API modules build on this one
+            with self._lock:
+                if self._api is None:
+                    self._api = Router(self)
+        return self._api
+
+    def handle(self, msg: Msg) -> bool:
+        """Take a message sent into JetStream — an API request, a publish to a subject a
+        stream captures, a snapshot chunk — and send the answers to ``msg.reply`` on the bus.
+        False when nothing serves the subject (over NATS: no responders)."""
+        reply = msg.reply
+        bus = self.bus
+
+        def send(hdr: bytes | None, data: bytes) -> None:
+            if reply:
+                bus.publish(Msg(reply, data, hdr))
+        return self._router().dispatch(msg.subject, bytes(msg.data or b""), msg.hdr, send, reply)
+
+    def request_msgs(self, subject: str, payload: bytes = b"",
+                     headers: Mapping[str, str | list[str]] | bytes | None = None) -> list[Msg]:
+        """Every answer to a message sent into JetStream (see ``handle``), in order; empty
+        when nothing serves the subject."""
+        inbox = f"_INBOX.{next(self._inboxes)}"
+        answers: list[Msg] = []
+
+        def send(hdr: bytes | None, data: bytes) -> None:
+            answers.append(Msg(inbox, data, hdr))
+        self._check_open()
+        # a pull request is served on the bus (now and as messages arrive): listen to its
+        # reply subject while the request is answered, then let the request go
+        pull = subject.startswith(PULL_REQUEST_PREFIX)
+        sub = self.bus.subscribe(inbox, answers.append) if pull else None
+        try:
+            self._router().dispatch(subject, bytes(payload or b""), encode_headers(headers),
+                                    send, inbox)
+        finally:
+            if sub is not None:
+                sub.unsubscribe()
+                self._reader_gone(subject, inbox)
+        return answers
+
+    def request(self, subject: str, payload: bytes = b"",
+                headers: Mapping[str, str | list[str]] | bytes | None = None) -> bytes | None:
+        """The first answer's payload: for ``$JS.API.*`` the JSON nats-server would send, for
+        a stream subject the PubAck JSON. None when nothing answers (nats-server leaves an
+        unknown API subject unanswered; no stream captures the subject)."""
+        answers = self.request_msgs(subject, payload, headers)
+        return answers[0].data if answers else None
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop every stream (file streams write their state for a fast reopen)."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            self._routes.clear()
+            timers, self._timers = self._timers, None
+        if timers is not None:
+            timers.stop()           # outside the lock: a tick in progress needs it
+        if self._api is not None and self._api._snapshots is not None:
+            self._api._snapshots.close()   # pending snapshot/restore transfers
+        with self._lock:
+            self._stop_consumers()
+            for stream in self._streams.values():
+                stream.store.stop()
+
+    def __enter__(self) -> JetStream:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open(directory: str | os.PathLike | None = None,
+         options: StoreOptions | None = None, *,
+         clock: Callable[[], int] | None = None, timers: bool | None = None) -> JetStream:
+    """The streams of a store directory (created when missing); None keeps them in memory.
+    `clock` (Unix ns) replaces the wall clock for everything timed: stamps, windows,
+    expiry. Timed work (expiry, schedules) runs on a thread of its own with the wall clock,
+    unless `timers` is False; with a clock of your own, call ``js.tick()``."""
+    return JetStream(directory, options, clock=clock, timers=timers)

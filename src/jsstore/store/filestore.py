@@ -1,0 +1,504 @@
+"""FileStore: the stream engine over `N.blk` files in nats-server's directory layout.
+
+    <stream dir>/meta.inf, meta.sum        stream configuration (+ its HighwayHash)
+    <stream dir>/msgs/N.blk                message blocks
+    <stream dir>/msgs/index.db             stream state written on a clean stop
+    <stream dir>/obs/<consumer>/...        consumer stores
+
+Durability: every store hands its record to the OS (write) before returning; fsync runs
+every `sync_interval` seconds, or, with sync="always", through group commit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+
+from jsstore._core.block import MsgBlock
+from jsstore._core.compress import ALG_LZ4, ALG_NONE, ALG_S2, block_alg, compress_block, decompress_block
+from jsstore._core.subjects import SubjectIndex
+from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
+from jsstore.store.base import StoreBase
+from jsstore.store.config import StoreOptions, StreamConfig, dyn_block_size, stream_config_json
+from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore, rfc3339_nano
+from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
+from jsstore.store.contract import FILE_STORAGE
+from jsstore.store import indexdb as statefile
+from jsstore.store.ttl import TTLSchedule, ttl_from_header
+
+MSGS_DIR = "msgs"
+CONSUMERS_DIR = "obs"
+META_FILE = "meta.inf"
+META_SUM_FILE = "meta.sum"
+INDEX_FILE = "index.db"
+TTL_FILE = "thw.db"
+BLOCK_SUFFIX = ".blk"
+RECORD_LEN_MASK = 0x7FFFFFFF  # record_len without the header flag (csrc/record.h)
+RECORD_EMPTY_LEN = 30        # the shortest record: no subject, no data
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+_ALGS = {"none": ALG_NONE, "s2": ALG_S2, "lz4": ALG_LZ4}
+
+
+def stream_dir(store_dir: str, stream: str, account: str = "$G") -> str:
+    """nats-server's directory of a stream inside a store directory."""
+    return os.path.join(store_dir, "jetstream", account, "streams", stream)
+
+
+def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+class FileStore(StoreBase):
+    def __init__(self, directory: str, config: StreamConfig, options: StoreOptions | None = None,
+                 *, meta: bytes | None = None):
+        options = options or StoreOptions()
+        # the stream layer's full meta.inf (nats-server's FileStreamInfo JSON); None = written
+        # from the storage config.  Set it before update_config to change what is written.
+        self.meta = meta
+        block_size = options.block_size or dyn_block_size(config)
+        super().__init__(config, mem_sized=False, block_size=block_size,
+                         cache_budget=options.cache_budget)
+        self.options = options
+        self.directory = os.fspath(directory)
+        self.msgs_dir = os.path.join(self.directory, MSGS_DIR)
+        self.compression = _ALGS.get(config.compression or "none", ALG_NONE)
+        self._consumers = {}
+        self.fsyncs = 0
+        self._sync_lock = threading.Lock()
+        self._sync_cond = threading.Condition(self._sync_lock)
+        self._syncing = False
+        self._synced_gen = 0
+        self._write_gen = 0
+        os.makedirs(self.msgs_dir, mode=DIR_MODE, exist_ok=True)
+        if not os.path.exists(os.path.join(self.directory, META_FILE)):
+            self._write_meta()
+        self._recover()
+        if options.sync == "always":
+            self.store_msg = self._store_msg_synced
+            self.store_batch = self._store_batch_synced
+        self._stop_event = threading.Event()
+        self._syncer = None
+        if options.sync_interval and options.sync_interval > 0:
+            self._syncer = threading.Thread(target=self._sync_loop, name=f"jsstore-sync-{self.name}",
+                                            daemon=True)
+            self._syncer.start()
+
+    # -- metadata ----------------------------------------------------------------------
+    def _write_meta(self) -> None:
+        data = self.meta
+        if data is None:
+            info = {"Created": rfc3339_nano(time.time_ns())}
+            info.update(stream_config_json(self.config))
+            data = json.dumps(info, separators=(",", ":")).encode()
+        write_atomically(os.path.join(self.directory, META_FILE), data)
+        write_atomically(os.path.join(self.directory, META_SUM_FILE),
+                         meta_sum(meta_hash_key(self.name), data))
+
+    def update_config(self, config: StreamConfig) -> None:
+        self.config = config
+        self.apply_limits_config(config)
+        self.compression = _ALGS.get(config.compression or "none", ALG_NONE)
+        self._write_meta()
+        self.enforce_limits()
+
+    def type(self) -> str:
+        return FILE_STORAGE
+
+    # -- block files -------------------------------------------------------------------
+    def _block_path(self, index: int) -> str:
+        return os.path.join(self.msgs_dir, f"{index}{BLOCK_SUFFIX}")
+
+    def _new_block(self, index: int) -> MsgBlock:
+        return MsgBlock(index, block_hash_key(self.name, index), self._block_path(index), False)
+
+    def _attach_block(self, mb) -> None:
+        try:
+            mb.open_for_append(self.block_size if self.options.mmap else 0)
+        except OSError as exc:
+            err = WriteError(f"open {mb.path}: {exc.strerror}")
+            self.write_error = err
+            raise err from exc
+
+    def _read_block(self, mb) -> bytes:
+        with open(mb.path, "rb") as f:
+            data = f.read()
+        alg = block_alg(data)
+        mb.compression = alg
+        return decompress_block(data) if alg else data
+
+    def _remove_block(self, mb) -> None:
+        mb.close_file()
+        try:
+            os.unlink(mb.path)
+        except FileNotFoundError:
+            pass
+
+    def _sealed(self, mb) -> None:
+        mb.trim()
+        if self.options.sync == "always" and mb.file_fd >= 0:
+            os.fsync(mb.file_fd)
+            self.fsyncs += 1
+        mb.close_file()
+        if self.compression != ALG_NONE:
+            data = mb.raw_data()
+            if data is not None:
+                write_atomically(mb.path, compress_block(data, self.compression), sync=False)
+                mb.compression = self.compression
+
+    def _persist_block(self, mb, data: bytes) -> None:
+        is_lmb = mb is self.lmb
+        mb.close_file()
+        if mb.compression and not is_lmb:
+            write_atomically(mb.path, compress_block(data, mb.compression))
+        else:
+            write_atomically(mb.path, data)
+            mb.compression = ALG_NONE
+
+    def _rewrite_record(self, mb, offset: int, record: bytes) -> None:
+        if mb.compression:
+            self._persist_block(mb, mb.raw_data())
+            return
+        fd = os.open(mb.path, os.O_WRONLY)
+        try:
+            os.pwrite(fd, record, offset)
+        finally:
+            os.close(fd)
+
+    def _sync_block(self, mb) -> None:
+        fd = mb.file_fd
+        if fd >= 0:
+            os.fsync(fd)
+
+    # -- recovery ----------------------------------------------------------------------
+    def _block_indexes(self) -> list[int]:
+        out = []
+        for name in os.listdir(self.msgs_dir):
+            if name.endswith(BLOCK_SUFFIX):
+                stem = name[: -len(BLOCK_SUFFIX)]
+                if stem.isdigit():
+                    out.append(int(stem))
+        out.sort()
+        return out
+
+    def _recover(self) -> None:
+        indexes = self._block_indexes()
+        index_path = os.path.join(self.msgs_dir, INDEX_FILE)
+        if indexes and statefile.load_index(self, index_path, indexes):
+            # trusted only until the next change: a crash from here on rebuilds from the blocks
+            os.unlink(index_path)
+        else:
+            self._rebuild(indexes, self._saved_block_ranges(index_path))
+            self.enforce_limits()
+        self._recover_ttls()
+        if self.lmb is None:
+            first = self.config.first_seq if self.config.first_seq and self.last_seq == 0 else 0
+            if first > 1:
+                self.last_seq = first - 1
+                self.first_seq = first
+            self._roll_block()
+        else:
+            self.ensure_loaded(self.lmb)
+            self.cache_bytes -= min(self.cache_bytes, self.lmb.cache_size)
+            self._attach_block(self.lmb)
+
+    def _recover_ttls(self) -> None:
+        """Load thw.db; messages stored after it was written (or every message, when there is
+        no thw.db and the stream allows TTLs) give their TTL from their Nats-TTL header."""
+        path = os.path.join(self.msgs_dir, TTL_FILE)
+        scan_from = None
+        try:
+            with open(path, "rb") as f:
+                self.ttls, high_seq = TTLSchedule.decode(f.read())
+            if high_seq <= self.last_seq:
+                scan_from = high_seq
+        except FileNotFoundError:
+            if self.config.allow_msg_ttl:
+                scan_from = self.first_seq
+        except CorruptFile:
+            self.ttls = TTLSchedule()
+            scan_from = self.first_seq
+        if scan_from is not None and self.msgs:
+            self._forget_ttls(lambda seq: seq < scan_from)
+            seq = max(scan_from, self.first_seq)
+            while seq <= self.last_seq:
+                try:
+                    sm, seq = self.load_next_msg(">", seq)
+                except StoreEOF:
+                    break
+                ttl = ttl_from_header(sm.hdr)
+                if ttl > 0:
+                    self.ttls.add(seq, sm.ts + ttl * 1_000_000_000)
+                seq += 1
+        self.next_ttl_expiry = self.ttls.next_expiry()
+
+    def _saved_block_ranges(self, index_path: str) -> dict:
+        """{block index: (first_seq, last_seq)} from an index.db that verifies but was not
+        used (stale or not matching the files); empty when there is none."""
+        try:
+            with open(index_path, "rb") as f:
+                saved = statefile.decode_index(self.name, f.read())
+        except (OSError, CorruptFile):
+            return {}
+        return {blk["index"]: (blk["first_seq"], blk["last_seq"]) for blk in saved["blocks"]
+                if blk["last_seq"] >= blk["first_seq"] > 0}
+
+    def _rebuild(self, indexes: list[int], saved_ranges: dict | None = None) -> None:
+        """Recover the state from the block files alone.
+
+        Each block is walked record by record with every hash verified; the file is
+        truncated at its first bad record and what is cut off is reported as lost
+        (`lost_bytes`, and in `lost_msgs` the sequences that can be known: those up to
+        the next intact record, and those of blocks index.db listed but that are gone).
+        """
+        self.psim = SubjectIndex()
+        tombstones: list = []
+        blocks = []
+        damaged = []          # blocks truncated here: their tail up to the next block is lost
+        last_seq = 0          # highest sequence of the blocks taken so far
+        for index in indexes:
+            mb = MsgBlock(index, block_hash_key(self.name, index), self._block_path(index), False)
+            try:
+                data = self._read_block(mb)
+            except (BadMsg, OSError, ValueError) as exc:
+                # unreadable as a whole (e.g. bad compressed frame): nothing in it can be trusted
+                size = os.path.getsize(mb.path) if os.path.exists(mb.path) else 0
+                self._record_lost(mb, size, f"unreadable block: {exc}")
+                mb.compression = ALG_NONE
+                self._persist_truncated(mb, b"")
+                data = b""
+                damaged.append(mb)
+            mb.load_bytes(data)
+            mb.build_cache(self.psim, True, tombstones)
+            good = mb.raw_bytes
+            if good < len(data) and not data[good:].lstrip(b"\0"):
+                # the zero-filled space reserved for a mapped write block: nothing was lost
+                self._persist_truncated(mb, data[:good])
+            elif good < len(data):
+                self._record_lost(mb, len(data) - good, f"bad record at offset {good}")
+                self._record_lost_seqs(mb, data, good)
+                self._persist_truncated(mb, data[:good])
+                damaged.append(mb)
+            if mb.msgs == 0 and mb.last_seq < last_seq or mb.last_seq == 0:
+                # no message records (empty, or only tombstones for older blocks)
+                mb.last_seq = max(mb.last_seq, last_seq)
+                mb.first_seq = mb.last_seq + 1
+            elif mb.msgs and mb.first_seq <= last_seq:
+                # overlaps the blocks before it: not a block of this stream's history
+                self._record_lost(mb, mb.raw_bytes, "block overlaps the previous one")
+                self._remove_block(mb)
+                continue
+            mb.select_first()
+            blocks.append(mb)
+            self.cache_bytes += mb.cache_size
+            last_seq = max(last_seq, mb.last_seq)
+        for position, mb in enumerate(blocks):
+            if mb in damaged:
+                following = next((b for b in blocks[position + 1:] if b.msgs), None)
+                if following is not None:
+                    self._record_lost_range(mb.last_seq + 1, following.first_seq - 1)
+        if saved_ranges and blocks:
+            # a block index.db knew of, gone from below the last block file: its messages are
+            # lost unless a tombstone shows they were removed
+            present = set(indexes)
+            for index, (first, last) in sorted(saved_ranges.items()):
+                if index not in present and index < indexes[-1]:
+                    self._record_lost_range(first, last)
+        self.blocks = [mb for mb in blocks if mb.raw_bytes > 0 or mb is blocks[-1]]
+        for mb in blocks:
+            if mb not in self.blocks:
+                self.cache_bytes -= min(self.cache_bytes, mb.cache_size)
+                self._remove_block(mb)
+        self._recompute_totals()
+        if self.blocks:
+            self.lmb = self.blocks[-1]
+            self.cache_bytes -= min(self.cache_bytes, self.lmb.cache_size)
+        for seq, _ts in tombstones:
+            if self.first_seq <= seq <= self.last_seq:
+                self.remove_msg_via_limits(seq)
+        if self.lost_msgs:
+            removed = {seq for seq, _ts in tombstones}
+            self.lost_msgs = sorted({seq for seq in self.lost_msgs if seq not in removed})
+
+    def _persist_truncated(self, mb, data: bytes) -> None:
+        if mb.compression:
+            write_atomically(mb.path, compress_block(data, mb.compression) if data else b"")
+        else:
+            with open(mb.path, "r+b") as f:
+                f.truncate(len(data))
+                os.fsync(f.fileno())
+
+    def _record_lost(self, mb, nbytes: int, why: str) -> None:
+        """Account `nbytes` of block `mb` as lost data (`why` says what was wrong)."""
+        self.lost_bytes += nbytes
+
+    def _record_lost_range(self, first: int, last: int) -> None:
+        if 0 < first <= last:
+            self.lost_msgs.extend(range(first, last + 1))
+
+    def _record_lost_seqs(self, mb, data: bytes, bad_offset: int) -> None:
+        """Sequences lost by cutting `data` at the bad record at `bad_offset`: when the bad
+        record's length still leads to intact records, everything up to the last of them."""
+        length = int.from_bytes(data[bad_offset:bad_offset + 4], "little") & RECORD_LEN_MASK
+        if length < RECORD_EMPTY_LEN or bad_offset + length >= len(data):
+            return
+        rest = MsgBlock(mb.index, block_hash_key(self.name, mb.index), None, False)
+        rest.load_bytes(data[bad_offset + length:])
+        rest.build_cache(SubjectIndex(), True, None)
+        if rest.raw_bytes and rest.last_seq > mb.last_seq:
+            self._record_lost_range(max(mb.last_seq, 0) + 1, rest.last_seq)
+
+    def _recompute_totals(self) -> None:
+        """Stream counts and range from the blocks, and the subject index hints."""
+        self.msgs = sum(mb.msgs for mb in self.blocks)
+        self.bytes = sum(mb.bytes for mb in self.blocks)
+        self.last_seq = max((mb.last_seq for mb in self.blocks), default=0)
+        self.last_ts = 0
+        for mb in reversed(self.blocks):
+            if mb.last_seq == self.last_seq:
+                self.last_ts = mb.last_ts
+                break
+        live = [mb for mb in self.blocks if mb.msgs]
+        if live:
+            self.first_seq = live[0].first_seq
+            self.first_ts = live[0].first_ts
+        else:
+            # an empty stream continues after its last sequence; one that never held a
+            # sequence reports 0, as nats-server does
+            self.first_seq = self.last_seq + 1 if self.last_seq else 0
+            self.first_ts = 0
+        statefile.fix_subject_hints(self)
+
+    # -- durability --------------------------------------------------------------------
+    def sync(self) -> None:
+        """fsync the write block (and any block written since the last sync)."""
+        if self.closed:
+            return
+        self.flush_all_pending()
+        fd = self.lmb.file_fd if self.lmb is not None else -1
+        if fd >= 0:
+            fd = os.dup(fd)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    # group commit: every caller waits for an fsync that began after its write; one
+    # fsync covers every write that was handed to the OS while the previous one ran.
+    def _store_msg_synced(self, subject, hdr, msg, ttl: int = 0):
+        out = StoreBase.store_msg(self, subject, hdr, msg, ttl)
+        self._group_commit()
+        return out
+
+    def _store_batch_synced(self, msgs):
+        out = StoreBase.store_batch(self, msgs)
+        self._group_commit()
+        return out
+
+    def _group_commit(self) -> None:
+        self._write_gen += 1
+        mine = self._write_gen
+        with self._sync_cond:
+            while self._synced_gen < mine:
+                if self._syncing:
+                    self._sync_cond.wait()
+                    continue
+                self._syncing = True
+                target = self._write_gen
+                fd = self.lmb.file_fd if self.lmb is not None else -1
+                fd = os.dup(fd) if fd >= 0 else -1  # stays valid if the block is sealed meanwhile
+                self._sync_cond.release()
+                try:
+                    if fd >= 0:
+                        try:
+                            os.fsync(fd)
+                        finally:
+                            os.close(fd)
+                        self.fsyncs += 1
+                finally:
+                    self._sync_cond.acquire()
+                    self._syncing = False
+                    self._synced_gen = max(self._synced_gen, target)
+                    self._sync_cond.notify_all()
+
+    def _sync_loop(self) -> None:
+        interval = self.options.sync_interval
+        while not self._stop_event.wait(interval):
+            try:
+                self.sync()
+            except Exception as exc:  # the next write reports it
+                self.write_error = WriteError(f"sync: {exc}")
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def stop(self) -> None:
+        """Flush, fsync and write index.db (so the next open scans no block), then close.
+        After a write error only the files are closed: the next open recovers from them."""
+        if self.closed:
+            return
+        self._stop_event.set()
+        try:
+            if self.write_error is None:
+                self.flush_all_pending()
+                if self.lmb is not None:
+                    self.lmb.trim()
+                    self.lmb.update_last_hash()
+                    self._sync_block(self.lmb)
+                if len(self.ttls) or os.path.exists(os.path.join(self.msgs_dir, TTL_FILE)):
+                    write_atomically(os.path.join(self.msgs_dir, TTL_FILE),
+                                     self.ttls.encode(self.last_seq + 1))
+                if not any(mb.damaged for mb in self.blocks):
+                    # (with a damaged block, no state file: the next open rebuilds from the
+                    # blocks, cuts the damage off and reports what was lost)
+                    statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
+        finally:
+            self.closed = True
+            for cs in self._consumers.values():
+                cs.stop()
+            for mb in self.blocks:
+                try:
+                    mb.close_file()
+                except (OSError, WriteError):
+                    pass
+            if self._syncer is not None and self._syncer is not threading.current_thread():
+                self._syncer.join(timeout=5)
+
+    def delete(self) -> None:
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def utilization(self) -> tuple[int, int]:
+        return sum(mb.raw_bytes for mb in self.blocks), self.bytes
+
+    def consumer_store(self, name: str, created: int, config: dict):
+        if self.closed:
+            raise StoreClosed()
+        if config.get("mem_storage"):
+            cs = MemConsumerStore(name, created, config)
+        else:
+            cs = FileConsumerStore(self.directory, self.name, name, created, config)
+        self._consumers[name] = cs
+        return cs
+
+    def snapshot(self, include_consumers: bool = True):
+        from jsstore.store.snapshot import snapshot_stream
+        return snapshot_stream(self, include_consumers)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

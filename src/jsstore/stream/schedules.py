@@ -1,0 +1,675 @@
+"""Message schedules: the `Nats-Schedule*` publish headers, when a schedule fires, the
+message it fires, and `msgs/sched.db`.
+
+A schedule is a message stored on its own subject with `Nats-Schedule: <pattern>` and
+`Nats-Schedule-Target: <subject>` (both inside the stream). Patterns, as nats-server 2.15:
+
+* `@at <RFC3339>`: fires once (a time in the past fires at once);
+* `@every <Go duration>` (at least one second), UTC;
+* a 6-field cron `sec min hour day-of-month month day-of-week` (numbers, `*`, `?`, ranges,
+  lists, steps, `jan`..`dec`, `sun`..`sat`), or `@yearly`/`@annually`, `@monthly`,
+  `@weekly`, `@daily`/`@midnight`, `@hourly`; evaluated in `Nats-Schedule-Time-Zone`
+  (an IANA name, `UTC` or `Local`; cron only) or UTC. A pattern with no fire time in the
+  next five years is invalid.
+
+Optional: `Nats-Schedule-TTL` (the fired message's `Nats-TTL`), `Nats-Schedule-Rollup: sub`
+(the fired message rolls up its subject), `Nats-Schedule-Source` (the fired message carries
+the last message of that subject, falling back to the schedule's own when there is none).
+nats-server stores the schedule with `Nats-Rollup: sub` added, so a subject holds one.
+
+A fired message has the (source or schedule) headers without `Nats-Schedule`,
+`Nats-Schedule-*`, `Nats-Expected-*`, `Nats-Msg-Id`, `Nats-TTL` and `Nats-Rollup`, then
+`Nats-Scheduler: <schedule subject>`, `Nats-Schedule-Next: purge` (one-shot) or the next
+fire time (RFC 3339, seconds, in the schedule's zone), and the TTL and rollup if asked.
+Storing a message with `Nats-Schedule-Next: purge` purges the scheduler's subject.
+
+sched.db: u8 version 1, u64 LE count, u64 LE high_seq, then count x {u16 LE subject
+length, subject, varint (zigzag) fire ns, uvarint seq}.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+import struct
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone, tzinfo
+from typing import Callable
+from zoneinfo import ZoneInfo
+
+from jsstore.wire import headers
+from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
+from jsstore.wire.apierrors import (JSMessageSchedulesDisabledErr, JSMessageSchedulesPatternInvalidErr, JSMessageSchedulesRollupInvalidErr, JSMessageSchedulesSchedulerInvalidErr, JSMessageSchedulesSourceInvalidErr, JSMessageSchedulesTargetInvalidErr, JSMessageSchedulesTimeZoneInvalidErr, JSMessageSchedulesTTLInvalidErr, JSMessageTTLDisabledErr)
+from jsstore.gocompat.durations import parse_go_duration
+from jsstore.errors import CorruptFile
+from jsstore.stream.checks import parse_msg_ttl
+from jsstore.gocompat.varints import get_uvarint, put_uvarint, put_varint, unzigzag
+
+SCHEDULE = "Nats-Schedule"
+SCHEDULE_TARGET = "Nats-Schedule-Target"
+SCHEDULE_SOURCE = "Nats-Schedule-Source"
+SCHEDULE_TTL = "Nats-Schedule-TTL"
+SCHEDULE_TIME_ZONE = "Nats-Schedule-Time-Zone"
+SCHEDULE_ROLLUP = "Nats-Schedule-Rollup"
+SCHEDULER = "Nats-Scheduler"
+SCHEDULE_NEXT = "Nats-Schedule-Next"
+NEXT_PURGE = "purge"
+ROLLUP = "Nats-Rollup"
+ROLLUP_SUBJECT = "sub"
+MSG_TTL = "Nats-TTL"
+MSG_ID = "Nats-Msg-Id"
+
+SCHED_DB_VERSION = 1
+_SCHED_DB_HEADER = struct.Struct("<BQQ")
+_SUBJECT_LEN = struct.Struct("<H")
+_SECOND = 1_000_000_000
+
+
+def _text(value: bytes | None) -> str:
+    return "" if value is None else value.decode("utf-8", "surrogateescape")
+
+
+def _literal_subject(subject: str) -> bool:
+    return bool(subject) and is_valid_subject(subject) and is_literal(subject)
+
+
+def _in_stream(subject: str, stream_subjects: list[str]) -> bool:
+    return any(filters_overlap(filter, subject) for filter in stream_subjects)
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """One schedule message's headers, checked."""
+
+    pattern: str             # the Nats-Schedule value
+    target: str              # Nats-Schedule-Target: where fired messages go
+    ttl: str | None          # Nats-Schedule-TTL text, given to fired messages as Nats-TTL
+    source: str | None       # Nats-Schedule-Source: subject whose last message is the payload
+    time_zone: str | None    # Nats-Schedule-Time-Zone (cron only)
+    rollup: str | None       # Nats-Schedule-Rollup ("sub"), given as Nats-Rollup
+    next_fire: int | None    # Unix ns of the first fire (None: no time in the next five years)
+    hdr: bytes               # the header block to store (Nats-Rollup: sub added if it had none)
+
+    @property
+    def repeating(self) -> bool:
+        """False for a one-shot `@at` schedule."""
+        return not self.pattern.startswith("@at ")
+
+    def next_after(self, ns: int, now: int | None = None) -> int | None:
+        """The fire after one at `ns` (Unix ns): None for `@at` (it fires once) and for a
+        cron with no time in the next five years. Given `now`, a time before it is skipped
+        ahead to the first one after `now`, as nats-server does after a restart."""
+        if not self.repeating:
+            return None
+        try:
+            return first_fire(self.pattern, self.time_zone, ns, now)[0]
+        except ValueError:
+            return None
+
+
+def _schedule_from(pattern: str, tz: str | None, now: int) -> tuple[int | None, bool]:
+    """(first fire, valid) of a non-empty pattern, checked at `now`."""
+    try:
+        fire, _ = first_fire(pattern, tz, now, now)
+    except ValueError:
+        return None, False
+    return fire, True
+
+
+def check_schedule_headers(hdr: bytes | None, *, subject: str, stream_subjects: list[str],
+                           allow_msg_schedules: bool, now: int,
+                           allow_msg_ttl: bool = False) -> Schedule | None:
+    """The schedule a published message defines, or None when it defines none (no or an
+    empty `Nats-Schedule`). Raises nats-server's ApiError for a bad schedule header, in its
+    order: time zone, pattern (JSMessageSchedulesDisabledErr instead on a stream without
+    allow_msg_schedules), then disabled, TTL, TTL allowed, schedule rollup, target, source,
+    Nats-Rollup; last, for every message, the `Nats-Scheduler`/`Nats-Schedule-Next` pair
+    (only `purge` with a literal scheduler subject other than `subject` may be published)."""
+    if not hdr:
+        return None
+    schedule = _check_schedule(hdr, subject, stream_subjects, allow_msg_schedules, now, allow_msg_ttl)
+    check_scheduler_headers(hdr, subject=subject, allow_msg_schedules=allow_msg_schedules)
+    return schedule
+
+
+def _check_schedule(hdr: bytes, subject: str, stream_subjects: list[str],
+                    allow_msg_schedules: bool, now: int, allow_msg_ttl: bool) -> Schedule | None:
+    tz_value = headers.get(hdr, SCHEDULE_TIME_ZONE)
+    tz = None if tz_value is None else _text(tz_value)
+    if tz is not None and not valid_time_zone(tz):
+        raise (JSMessageSchedulesTimeZoneInvalidErr() if allow_msg_schedules
+               else JSMessageSchedulesDisabledErr())
+    pattern = _text(headers.get(hdr, SCHEDULE))
+    if not pattern:
+        return None
+    fire, valid = _schedule_from(pattern, tz, now)
+    if not valid:
+        raise (JSMessageSchedulesPatternInvalidErr() if allow_msg_schedules
+               else JSMessageSchedulesDisabledErr())
+    if not allow_msg_schedules:
+        raise JSMessageSchedulesDisabledErr()
+    ttl = _text(headers.get(hdr, SCHEDULE_TTL))
+    try:
+        parse_msg_ttl(ttl.encode("utf-8", "surrogateescape"))
+    except ValueError:
+        raise JSMessageSchedulesTTLInvalidErr() from None
+    if ttl and not allow_msg_ttl:
+        raise JSMessageTTLDisabledErr()
+    schedule_rollup = _text(headers.get(hdr, SCHEDULE_ROLLUP))
+    if schedule_rollup and schedule_rollup != ROLLUP_SUBJECT:
+        raise JSMessageSchedulesRollupInvalidErr()
+    target = _text(headers.get(hdr, SCHEDULE_TARGET))
+    if not _literal_subject(target) or target == subject or not _in_stream(target, stream_subjects):
+        raise JSMessageSchedulesTargetInvalidErr()
+    source = _text(headers.get(hdr, SCHEDULE_SOURCE))
+    if source and (not _literal_subject(source) or source in (subject, target)
+                   or not _in_stream(source, stream_subjects)):
+        raise JSMessageSchedulesSourceInvalidErr()
+    rollup = _text(headers.get(hdr, ROLLUP))
+    if not rollup:
+        hdr = _append(hdr, ROLLUP, ROLLUP_SUBJECT)
+    elif rollup.lower() != ROLLUP_SUBJECT:
+        raise JSMessageSchedulesRollupInvalidErr()
+    return Schedule(pattern=pattern, target=target, ttl=ttl or None, source=source or None,
+                    time_zone=tz, rollup=schedule_rollup or None, next_fire=fire, hdr=hdr)
+
+
+def check_scheduler_headers(hdr: bytes | None, *, subject: str, allow_msg_schedules: bool) -> str | None:
+    """The `Nats-Scheduler` subject of a message that asks for its scheduler's subject to be
+    purged (`Nats-Schedule-Next: purge`), or None when it has neither header.
+    JSMessageSchedulesSchedulerInvalidErr for any other value, an empty, wildcard or own
+    subject; then JSMessageSchedulesDisabledErr on a stream without schedules."""
+    scheduler = _text(headers.get(hdr, SCHEDULER))
+    next_text = _text(headers.get(hdr, SCHEDULE_NEXT))
+    if not scheduler and not next_text:
+        return None
+    if next_text != NEXT_PURGE or not _literal_subject(scheduler) or scheduler == subject:
+        raise JSMessageSchedulesSchedulerInvalidErr()
+    if not allow_msg_schedules:
+        raise JSMessageSchedulesDisabledErr()
+    return scheduler
+
+
+def _append(hdr: bytes | None, key: str, value: str) -> bytes:
+    """`Key: value` added at the end of the block (a repeated key is kept, as nats-server's
+    genHeader does)."""
+    line = key.encode() + b": " + value.encode("utf-8", "surrogateescape") + headers.CRLF
+    if not hdr:
+        return headers.PREFIX + headers.CRLF + line + headers.CRLF
+    body = hdr[:-2] if hdr.endswith(headers.CRLF + headers.CRLF) else hdr
+    if not body.endswith(headers.CRLF):
+        body += headers.CRLF
+    return body + line + headers.CRLF
+
+
+def _strip(hdr: bytes | None) -> bytes | None:
+    """`hdr` without the headers a fired message must not carry."""
+    if not hdr:
+        return hdr
+    lines = hdr.split(headers.CRLF)
+    kept = [lines[0]]
+    for line in lines[1:]:
+        if not line:
+            continue
+        key = line.split(b":", 1)[0]
+        if (key == b"Nats-Schedule" or key.startswith(b"Nats-Schedule-")
+                or key.startswith(b"Nats-Expected-") or key in (b"Nats-Msg-Id", b"Nats-TTL", b"Nats-Rollup")):
+            continue
+        kept.append(line)
+    return headers.CRLF.join(kept) + headers.CRLF + headers.CRLF
+
+
+def next_text(schedule_hdr: bytes | None, next_fire: int | None) -> str:
+    """The `Nats-Schedule-Next` value: `purge` for None, else RFC 3339 (whole seconds) in
+    the schedule's zone (cron) or UTC (`@every`)."""
+    if next_fire is None:
+        return NEXT_PURGE
+    pattern = _text(headers.get(schedule_hdr, SCHEDULE))
+    tz_value = headers.get(schedule_hdr, SCHEDULE_TIME_ZONE)
+    tz = None if pattern.startswith("@every ") or tz_value is None else _text(tz_value)
+    return format_rfc3339(next_fire, tz)
+
+
+def fired_headers(schedule_hdr: bytes, schedule_subject: str, next_fire: int | None,
+                  source_hdr: bytes | None = None, *, from_source: bool = False) -> bytes:
+    """The header block of the message a schedule fires: the schedule's headers (or, with
+    `from_source`, those of the source message `source_hdr`) stripped, then Nats-Scheduler,
+    Nats-Schedule-Next (`purge` when `next_fire` is None), Nats-TTL and Nats-Rollup from
+    the schedule's Nats-Schedule-TTL / Nats-Schedule-Rollup."""
+    base = _strip(source_hdr if from_source else schedule_hdr)
+    out = _append(base, SCHEDULER, schedule_subject)
+    out = _append(out, SCHEDULE_NEXT, next_text(schedule_hdr, next_fire))
+    ttl = _text(headers.get(schedule_hdr, SCHEDULE_TTL))
+    if ttl:
+        out = _append(out, MSG_TTL, ttl)
+    rollup = _text(headers.get(schedule_hdr, SCHEDULE_ROLLUP))
+    if rollup:
+        out = _append(out, ROLLUP, rollup)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Fired:
+    """A message a schedule fires."""
+
+    target: str              # subject to publish on
+    hdr: bytes               # its header block
+    data: bytes              # its payload
+    next_fire: int | None    # when the schedule fires again (None: one-shot, purge it)
+
+
+def fire(schedule_subject: str, schedule_hdr: bytes | None, schedule_data: bytes, fire_ns: int, now: int,
+         load_last: Callable[[str], tuple[bytes | None, bytes] | None]) -> Fired | None:
+    """The message a stored schedule fires at `fire_ns` (its due time), or None when the
+    stored message is no longer a valid schedule (drop it from the table). `load_last`
+    gives (hdr, data) of a subject's last message, or None; it is called only when the
+    schedule has a Nats-Schedule-Source."""
+    pattern = _text(headers.get(schedule_hdr, SCHEDULE))
+    if not pattern:
+        return None
+    tz_value = headers.get(schedule_hdr, SCHEDULE_TIME_ZONE)
+    try:
+        next_fire, repeating = first_fire(pattern, None if tz_value is None else _text(tz_value),
+                                               fire_ns, now)
+        parse_msg_ttl(headers.get(schedule_hdr, SCHEDULE_TTL))
+    except ValueError:
+        return None
+    target = _text(headers.get(schedule_hdr, SCHEDULE_TARGET))
+    if not target:
+        return None
+    source = _text(headers.get(schedule_hdr, SCHEDULE_SOURCE))
+    loaded = load_last(source) if source else None
+    next_fire = next_fire if repeating else None
+    if loaded is None:
+        return Fired(target, fired_headers(schedule_hdr, schedule_subject, next_fire), schedule_data, next_fire)
+    source_hdr, source_data = loaded
+    return Fired(target, fired_headers(schedule_hdr, schedule_subject, next_fire, source_hdr, from_source=True),
+                 source_data, next_fire)
+
+
+class ScheduleTable:
+    """Schedule subject -> (sequence of its message, next fire ns), with the earliest fire
+    found in O(log n) (a heap with stale entries skipped)."""
+
+    __slots__ = ("entries", "heap")
+
+    def __init__(self):
+        self.entries: dict[str, tuple[int, int]] = {}      # subject -> (seq, fire ns)
+        self.heap: list[tuple[int, int, str]] = []          # (fire ns, seq, subject), may hold stale rows
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, subject: object) -> bool:
+        return subject in self.entries
+
+    def get(self, subject: str) -> tuple[int, int] | None:
+        return self.entries.get(subject)
+
+    def add(self, subject: str, seq: int, fire_ns: int) -> None:
+        """Set (or replace) the schedule of `subject`."""
+        self.entries[subject] = (seq, fire_ns)
+        heapq.heappush(self.heap, (fire_ns, seq, subject))
+        if len(self.heap) > 2 * len(self.entries) + 64:
+            self.heap = [(fire, seq_, subj) for subj, (seq_, fire) in self.entries.items()]
+            heapq.heapify(self.heap)
+
+    def remove(self, subject: str) -> bool:
+        return self.entries.pop(subject, None) is not None
+
+    def remove_seq(self, seq: int) -> bool:
+        """Drop the schedule whose message is `seq` (deleted or purged)."""
+        for subject, (entry_seq, _) in self.entries.items():
+            if entry_seq == seq:
+                del self.entries[subject]
+                return True
+        return False
+
+    def _live(self, row: tuple[int, int, str]) -> bool:
+        fire, seq, subject = row
+        return self.entries.get(subject) == (seq, fire)
+
+    def next_fire(self) -> int | None:
+        while self.heap and not self._live(self.heap[0]):
+            heapq.heappop(self.heap)
+        return self.heap[0][0] if self.heap else None
+
+    def due(self, now: int) -> list[tuple[str, int]]:
+        """(subject, seq) of the schedules due at `now` (fire <= now), by sequence. They
+        stay in the table: `add` the next fire or `remove` them once handled."""
+        found: list[tuple[int, int, str]] = []
+        while self.heap and self.heap[0][0] <= now:
+            row = heapq.heappop(self.heap)
+            if self._live(row) and row not in found:
+                found.append(row)
+        for row in found:
+            heapq.heappush(self.heap, row)
+        return [(subject, seq) for _, seq, subject in sorted(found, key=lambda row: row[1])]
+
+    def encode(self, high_seq: int) -> bytes:
+        """sched.db bytes (entries by sequence)."""
+        out = bytearray(_SCHED_DB_HEADER.pack(SCHED_DB_VERSION, len(self.entries), high_seq))
+        for subject, (seq, fire) in sorted(self.entries.items(), key=lambda item: item[1][0]):
+            name = subject.encode("utf-8", "surrogateescape")[:0xFFFF]
+            out += _SUBJECT_LEN.pack(len(name)) + name
+            put_varint(out, fire)
+            put_uvarint(out, seq)
+        return bytes(out)
+
+    @classmethod
+    def decode(cls, data: bytes) -> tuple["ScheduleTable", int]:
+        """(table, high_seq) from sched.db bytes; CorruptFile when they do not parse."""
+        if len(data) < _SCHED_DB_HEADER.size:
+            raise CorruptFile("sched.db: too short")
+        version, count, high_seq = _SCHED_DB_HEADER.unpack_from(data)
+        if version != SCHED_DB_VERSION:
+            raise CorruptFile(f"sched.db: unknown version {version}")
+        table, pos = cls(), _SCHED_DB_HEADER.size
+        for _ in range(count):
+            if pos + 2 > len(data):
+                raise CorruptFile("sched.db: truncated")
+            (length,) = _SUBJECT_LEN.unpack_from(data, pos)
+            pos += 2
+            if pos + length > len(data):
+                raise CorruptFile("sched.db: truncated")
+            subject = data[pos:pos + length].decode("utf-8", "surrogateescape")
+            pos += length
+            fire, pos = get_uvarint(data, pos, len(data), "sched.db: truncated")
+            seq, pos = get_uvarint(data, pos, len(data), "sched.db: truncated")
+            table.add(subject, seq, unzigzag(fire))
+        return table, high_seq
+
+
+
+# ---- Times: time zones, Go durations, RFC 3339, cron ------------------------------------
+#
+# Fire times follow nats-server's Go arithmetic: times are instants (Unix seconds) read in
+# the zone, hours/minutes/seconds step by absolute time, and a wall-clock time that a DST
+# change skips or repeats resolves as Go's time.Date does.
+
+_CRON_ALIASES = {
+    "@yearly": "0 0 0 1 1 *", "@annually": "0 0 0 1 1 *", "@monthly": "0 0 0 1 * *",
+    "@weekly": "0 0 0 * * 0", "@daily": "0 0 0 * * *", "@midnight": "0 0 0 * * *",
+    "@hourly": "0 0 * * * *",
+}
+_MONTH_NAMES = {name: number + 1 for number, name in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
+_DAY_NAMES = {name: number for number, name in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}
+# (min, max, names) of: second, minute, hour, day of month, month, day of week
+_CRON_FIELDS = ((0, 59, None), (0, 59, None), (0, 23, None), (1, 31, None), (1, 12, _MONTH_NAMES),
+                (0, 6, _DAY_NAMES))
+_STAR = 1 << 63          # set in a field's bits when it was written with * or ?
+_YEARS_AHEAD = 5         # a cron with no time in this many years is invalid
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:\d{2})",
+                      re.ASCII)
+_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_EPOCH = date(1970, 1, 1)
+
+
+def _local_zone() -> tzinfo:
+    name = os.environ.get("TZ")
+    if name is not None:
+        return timezone.utc if name in ("", "UTC") else ZoneInfo(name.lstrip(":"))
+    try:
+        with open("/etc/localtime", "rb") as file:
+            return ZoneInfo.from_file(file, key="Local")
+    except OSError:
+        return timezone.utc
+
+
+def load_zone(name: str | None) -> tzinfo:
+    """The zone of a Nats-Schedule-Time-Zone value (None or "UTC": UTC; "Local": this
+    machine's); ValueError when there is no such zone (an empty name included)."""
+    if name is None or name == "UTC":
+        return timezone.utc
+    if not name:
+        raise ValueError("empty time zone")
+    if name == "Local":
+        return _local_zone()
+    try:
+        return ZoneInfo(name)
+    except (ValueError, OSError) as exc:  # ZoneInfoNotFoundError is a KeyError
+        raise ValueError(f"unknown time zone {name!r}") from exc
+    except KeyError as exc:
+        raise ValueError(f"unknown time zone {name!r}") from exc
+
+
+def valid_time_zone(name: str) -> bool:
+    try:
+        load_zone(name)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_rfc3339(text: str) -> int:
+    """Unix ns of an RFC 3339 time as Go's time.Parse(time.RFC3339) reads it."""
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        raise ValueError(f"not an RFC 3339 time: {text!r}")
+    year, month, day, hour, minute, second = (int(group) for group in match.groups()[:6])
+    if hour > 23 or minute > 59 or second > 59:
+        raise ValueError(f"time out of range: {text!r}")
+    day_zero = date(year, month, day)  # ValueError for a day the month does not have
+    offset = 0
+    if match.group(8) != "Z":
+        off_hours, off_minutes = int(match.group(8)[1:3]), int(match.group(8)[4:6])
+        if off_hours > 23 or off_minutes > 59:
+            raise ValueError(f"offset out of range: {text!r}")
+        offset = (off_hours * 3600 + off_minutes * 60) * (-1 if match.group(8)[0] == "-" else 1)
+    seconds = (day_zero - _EPOCH).days * 86400 + hour * 3600 + minute * 60 + second - offset
+    nanos = int((match.group(7) or "0")[:9].ljust(9, "0"))
+    return seconds * _SECOND + nanos
+
+
+def format_rfc3339(ns: int, zone_name: str | None = None) -> str:
+    """Go's Format(time.RFC3339) of Unix ns in a zone: whole seconds, "Z" for offset 0."""
+    moment = datetime.fromtimestamp(ns // _SECOND, load_zone(zone_name))
+    offset = int(moment.utcoffset().total_seconds())
+    if offset == 0:
+        suffix = "Z"
+    else:
+        sign, offset = ("-", -offset) if offset < 0 else ("+", offset)
+        suffix = f"{sign}{offset // 3600:02d}:{offset // 60 % 60:02d}"
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + suffix
+
+
+def _round_second(ns: int) -> int:
+    """Unix seconds of `ns` rounded to the nearest second, halves up (Go's Round)."""
+    seconds, rest = divmod(ns, _SECOND)
+    return seconds if rest * 2 < _SECOND else seconds + 1
+
+
+def first_fire(pattern: str, zone_name: str | None, ts: int, now: int | None) -> tuple[int, bool]:
+    """(fire ns, repeating) of a pattern counted from `ts`, as nats-server's
+    parseMsgSchedule: `@at` gives its time (even a past one); `@every d` round(ts) + d;
+    cron the first matching second after round(ts). A repeating time before `now` is
+    counted again from `now`. ValueError for an invalid pattern or time zone (a zone is
+    only allowed with cron)."""
+    if pattern.startswith("@at "):
+        if zone_name is not None:
+            raise ValueError("@at takes no time zone")
+        return parse_rfc3339(pattern[4:]), False
+    if pattern.startswith("@every "):
+        if zone_name is not None:
+            raise ValueError("@every takes no time zone")
+        interval = parse_go_duration(pattern[7:])
+        if interval < _SECOND:
+            raise ValueError("@every needs at least one second")
+        fire = _round_second(ts) * _SECOND + interval
+        if now is not None and fire < now:
+            fire = _round_second(now) * _SECOND + interval
+        return fire, True
+    fields = CronFields.parse(_CRON_ALIASES.get(pattern, pattern))
+    zone = load_zone(zone_name)
+    fire = fields.next_after(_round_second(ts), zone) * _SECOND
+    if now is not None and fire < now:
+        fire = fields.next_after(_round_second(now), zone) * _SECOND
+    return fire, True
+
+
+def _cron_bits(field: str, low: int, high: int, names: dict | None) -> int:
+    bits = 0
+    for part in (piece for piece in field.split(",") if piece):
+        range_step = part.split("/")
+        low_high = range_step[0].split("-")
+        star = 0
+        if low_high[0] in ("*", "?"):
+            start, end, star = low, high, _STAR
+        else:
+            start = _cron_int(low_high[0], names)
+            if len(low_high) == 1:
+                end = start
+            elif len(low_high) == 2:
+                end = _cron_int(low_high[1], names)
+            else:
+                raise ValueError(f"too many hyphens: {part}")
+        if len(range_step) == 1:
+            step = 1
+        elif len(range_step) == 2:
+            step = _cron_int(range_step[1], None)
+            if len(low_high) == 1:
+                end = high
+            if step > 1:
+                star = 0
+        else:
+            raise ValueError(f"too many slashes: {part}")
+        if start < low or end > high or start > end or step == 0:
+            raise ValueError(f"range out of bounds: {part}")
+        for value in range(start, end + 1, step):
+            bits |= 1 << value
+        bits |= star
+    return bits
+
+
+def _cron_int(text: str, names: dict | None) -> int:
+    if names is not None and text.lower() in names:
+        return names[text.lower()]
+    if not _INT.fullmatch(text):
+        raise ValueError(f"not a number: {text!r}")
+    value = int(text)
+    if value < 0:
+        raise ValueError(f"negative number: {text!r}")
+    return value
+
+
+class _Clock:
+    """An instant (Unix seconds) read in a zone, with Go's time.Date/AddDate arithmetic."""
+
+    __slots__ = ("zone", "unix", "wall")
+
+    def __init__(self, zone: tzinfo, unix: int):
+        self.zone: tzinfo = zone
+        self.set(unix)
+
+    def set(self, unix: int) -> None:
+        self.unix: int = unix                                        # the instant
+        self.wall: datetime = datetime.fromtimestamp(unix, self.zone)  # its wall clock
+
+    def _offset(self, unix: int) -> int:
+        return int(datetime.fromtimestamp(unix, self.zone).utcoffset().total_seconds())
+
+    def set_date(self, year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0) -> None:
+        """time.Date: the fields normalised (month 13 is next January, day 32 the next
+        month), then the wall clock resolved to an instant as Go does across DST changes."""
+        year, month = year + (month - 1) // 12, (month - 1) % 12 + 1
+        days = (date(year, month, 1) - _EPOCH).days + day - 1
+        wall = days * 86400 + hour * 3600 + minute * 60 + second
+        offset = self._offset(wall)
+        if offset != 0:
+            offset = self._offset(wall - offset)
+        self.set(wall - offset)
+
+    def add_date(self, months: int, days: int) -> None:
+        wall = self.wall
+        self.set_date(wall.year, wall.month + months, wall.day + days, wall.hour, wall.minute, wall.second)
+
+    def weekday(self) -> int:
+        return (self.wall.weekday() + 1) % 7  # Sunday = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CronFields:
+    """A 6-field cron pattern as bit sets (bit n set: value n matches; bit 63: written *)."""
+
+    second: int
+    minute: int
+    hour: int
+    day_of_month: int
+    month: int
+    day_of_week: int
+
+    @classmethod
+    def parse(cls, pattern: str) -> "CronFields":
+        fields = pattern.split()
+        if len(fields) != 6:
+            raise ValueError(f"pattern requires 6 fields, got {len(fields)}")
+        return cls(*(_cron_bits(field, *bounds) for field, bounds in zip(fields, _CRON_FIELDS)))
+
+    def _day_matches(self, clock: _Clock) -> bool:
+        dom = bool(self.day_of_month >> clock.wall.day & 1)
+        dow = bool(self.day_of_week >> clock.weekday() & 1)
+        if self.day_of_month & _STAR or self.day_of_week & _STAR:
+            return dom and dow
+        return dom or dow
+
+    def next_after(self, start: int, zone: tzinfo) -> int:
+        """The first matching Unix second after `start` in `zone`; ValueError when there
+        is none within five years."""
+        clock = _Clock(zone, start + 1)
+        year_limit = clock.wall.year + _YEARS_AHEAD
+        truncated = False
+        while True:
+            if clock.wall.year > year_limit:
+                raise ValueError("pattern exceeds maximum range")
+            wrapped = False
+            while not self.month >> clock.wall.month & 1:
+                if not truncated:
+                    truncated = True
+                    clock.set_date(clock.wall.year, clock.wall.month, 1)
+                clock.add_date(1, 0)
+                if clock.wall.month == 1:
+                    wrapped = True
+                    break
+            if wrapped:
+                continue
+            while not self._day_matches(clock):
+                if not truncated:
+                    truncated = True
+                    clock.set_date(clock.wall.year, clock.wall.month, clock.wall.day)
+                clock.add_date(0, 1)
+                if clock.wall.day == 1:
+                    wrapped = True
+                    break
+            if wrapped:
+                continue
+            while not self.hour >> clock.wall.hour & 1:
+                if not truncated:
+                    truncated = True
+                    clock.set_date(clock.wall.year, clock.wall.month, clock.wall.day, clock.wall.hour)
+                clock.set(clock.unix + 3600)
+                if clock.wall.hour == 0:
+                    wrapped = True
+                    break
+            if wrapped:
+                continue
+            while not self.minute >> clock.wall.minute & 1:
+                if not truncated:
+                    truncated = True
+                    clock.set(clock.unix - clock.unix % 60)
+                clock.set(clock.unix + 60)
+                if clock.wall.minute == 0:
+                    wrapped = True
+                    break
+            if wrapped:
+                continue
+            while not self.second >> clock.wall.second & 1:
+                truncated = True
+                clock.set(clock.unix + 1)
+                if clock.wall.second == 0:
+                    wrapped = True
+                    break
+            if wrapped:
+                continue
+            return clock.unix
