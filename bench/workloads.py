@@ -28,9 +28,9 @@ def split_batches(msgs: list, size: int = BATCH_SIZE) -> list[list]:
 
 
 def stream_config(storage: str = "file"):
-    from jsstore.store.config import StreamConfig
+    from jsstore.store.config import StoreConfig
 
-    return StreamConfig(name=STREAM_NAME, subjects=list(STREAM_SUBJECTS), storage=storage)
+    return StoreConfig(name=STREAM_NAME, subjects=list(STREAM_SUBJECTS), storage=storage)
 
 
 class JsstoreDriver:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import jsstore
 from jsstore.wire.apierrors import ApiError
-from jsstore.stream.publish import pub_error_json
+from jsstore.stream.puback import pub_error_json
 
 CONFIGS = st.fixed_dictionaries({}, optional={
     "max_msg_size": st.sampled_from([0, 5, 64]),

@@ -12,21 +12,25 @@
     sub = js.pull_subscribe("orders.>", "DISPATCH", stream="ORDERS")
     for msg in sub.fetch(10, timeout=1.0):
         msg.ack()
+
+``StreamConfig`` is nats-server's stream configuration (what ``add_stream`` takes); a store
+also takes it, keeping the fields it acts on as its ``StoreConfig``.
 """
 
-from jsstore.store.config import StoreOptions, StreamConfig
-from jsstore.store.filestore import FileStore, stream_dir
-from jsstore.store.memstore import MemStore
 from jsstore import errors
 from jsstore.consumer.config import ConsumerConfig
+from jsstore.jetstream.account import (AccountInfo, JetStream, NoStreamResponseError, PubAck,
+                                       StoredMsg, StreamInfo, open)
 from jsstore.jetstream.consumers import ConsumerInfo
 from jsstore.jetstream.pullsub import JsMsg, PullSubscription
-
-from jsstore.jetstream.account import (AccountInfo, JetStream, NoStreamResponseError, PubAck, StoredMsg, StreamInfo, open)
+from jsstore.store.config import StoreConfig, StoreOptions
+from jsstore.store.filestore import FileStore, stream_dir
+from jsstore.store.memstore import MemStore
+from jsstore.stream.config import StreamConfig
 
 __version__ = "0.1.0"
 
-__all__ = ["FileStore", "MemStore", "StreamConfig", "StoreOptions", "errors", "stream_dir",
-           "open", "JetStream", "PubAck", "StoredMsg", "StreamInfo", "AccountInfo",
+__all__ = ["FileStore", "MemStore", "StreamConfig", "StoreConfig", "StoreOptions", "errors",
+           "stream_dir", "open", "JetStream", "PubAck", "StoredMsg", "StreamInfo", "AccountInfo",
            "NoStreamResponseError", "ConsumerConfig", "ConsumerInfo", "JsMsg",
            "PullSubscription", "__version__"]

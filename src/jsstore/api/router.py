@@ -18,7 +18,7 @@ from jsstore.api import schemas
 from jsstore.api.consumers import ConsumerApi
 from jsstore.api.direct import direct_get
 from jsstore.api.streams import StreamApi, go_encode
-from jsstore.stream.publish import pub_error_json
+from jsstore.stream.puback import pub_error_json
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
 

@@ -37,7 +37,7 @@ from jsstore.wire.bus import Bus, Msg
 from jsstore.jetstream.consumers import ConsumersMixin
 from jsstore.jetstream.timers import TimerThread
 from jsstore.stream.stream import Stream
-from jsstore.stream.publish import PubAck
+from jsstore.stream.puback import PubAck
 from jsstore.wire import headers as header_block
 from jsstore.stream import config as streamconfig
 from jsstore._core.hashing import meta_hash_key, meta_sum
@@ -302,7 +302,7 @@ class JetStream(ConsumersMixin):
 
     @staticmethod
     def _config_from(config, params: dict) -> StreamConfig:
-        """The configuration a call gives: a StreamConfig (wire or storage) and/or keyword
+        """The configuration a call gives: a StreamConfig (or a StoreConfig) and/or keyword
         fields; nested fields (republish, mirror, sources, ...) may be given as dicts."""
         nested = {key: value for key, value in params.items()
                   if isinstance(value, dict) or (isinstance(value, list) and value
@@ -315,7 +315,7 @@ class JetStream(ConsumersMixin):
             params = {**params, **{key: getattr(converted, key) for key in nested}}
         if config is None:
             return StreamConfig(**params)
-        if isinstance(config, store_config.StreamConfig):   # jsstore.StreamConfig (storage)
+        if isinstance(config, store_config.StoreConfig):    # a store's own configuration
             config = msgspec.convert(store_config.stream_config_json(config), StreamConfig)
         return msgspec.structs.replace(config, **params) if params else config
 

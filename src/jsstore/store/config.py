@@ -1,8 +1,9 @@
 """Configuration the stores need.
 
-``StreamConfig`` here holds the fields the storage layer acts on (limits, discard,
-compression, first sequence, TTL); the stream layer extends it with the rest of
-nats-server's stream configuration.  ``StoreOptions`` holds what nats-server keeps in
+``StoreConfig`` holds the fields of a stream's configuration that the storage layer acts
+on (limits, discard, compression, first sequence, TTL); the stream layer's
+``jsstore.StreamConfig`` (what ``add_stream`` takes) has the rest, and a store accepts it
+too (``store_config_of``).  ``StoreOptions`` holds what nats-server keeps in
 ``FileStoreConfig``: block size, sync policy, cache budget.  Durations are nanoseconds,
 as in nats-server's JSON.
 """
@@ -25,7 +26,8 @@ DEFAULT_SYNC_INTERVAL = 120.0  # seconds between background fsyncs
 
 
 @dataclass(slots=True)
-class StreamConfig:
+class StoreConfig:
+    """The storage layer's view of a stream's configuration."""
     name: str
     subjects: list[str] = field(default_factory=list)
     retention: str = "limits"          # limits | interest | workqueue
@@ -54,7 +56,7 @@ class StoreOptions:
     mmap: bool = True                  # write the current block through a shared file mapping
 
 
-def dyn_block_size(config: StreamConfig) -> int:
+def dyn_block_size(config: StoreConfig) -> int:
     """nats-server's default block size for a stream (``dynBlkSize``)."""
     if config.max_bytes > 0:
         size = config.max_bytes // 4 + 1
@@ -70,8 +72,9 @@ def dyn_block_size(config: StreamConfig) -> int:
     return DEFAULT_MEDIUM_BLOCK_SIZE
 
 
-def stream_config_json(config: StreamConfig) -> dict:
+def stream_config_json(config: StoreConfig) -> dict:
     """The stream configuration as nats-server writes it in meta.inf (JSON names and units)."""
+    config = store_config_of(config)
     out = {
         "name": config.name,
         "subjects": list(config.subjects) or [config.name],
@@ -104,13 +107,31 @@ def stream_config_json(config: StreamConfig) -> dict:
     return out
 
 
-def stream_config_from_json(data: dict) -> StreamConfig:
-    """The storage-relevant fields of a nats-server stream configuration (meta.inf)."""
-    cfg = StreamConfig(name=data["name"])
-    for key in ("subjects", "retention", "max_consumers", "max_msgs", "max_bytes", "max_age",
+# the fields a store takes from a stream configuration, by nats-server's JSON names
+STORE_FIELDS = ("subjects", "retention", "max_consumers", "max_msgs", "max_bytes", "max_age",
                 "max_msgs_per_subject", "max_msg_size", "discard", "discard_new_per_subject",
                 "storage", "num_replicas", "duplicate_window", "compression", "first_seq",
-                "allow_msg_ttl"):
+                "allow_msg_ttl")
+
+
+def stream_config_from_json(data: dict) -> StoreConfig:
+    """The storage-relevant fields of a nats-server stream configuration (meta.inf)."""
+    cfg = StoreConfig(name=data["name"])
+    for key in STORE_FIELDS:
         if key in data and data[key] is not None:
             setattr(cfg, key, data[key])
     return cfg
+
+
+def store_config_of(config) -> StoreConfig:
+    """A store's configuration from a StoreConfig, or from any stream configuration with
+    nats-server's field names (``jsstore.StreamConfig``, what ``add_stream`` takes): the
+    fields it leaves unset (None) keep the store's defaults."""
+    if isinstance(config, StoreConfig):
+        return config
+    out = StoreConfig(name=config.name)
+    for key in STORE_FIELDS:
+        value = getattr(config, key, None)
+        if value is not None:
+            setattr(out, key, list(value) if key == "subjects" else value)
+    return out

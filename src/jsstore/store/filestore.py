@@ -22,7 +22,8 @@ from jsstore._core.compress import ALG_LZ4, ALG_NONE, ALG_S2, block_alg, compres
 from jsstore._core.subjects import SubjectIndex
 from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
 from jsstore.store.base import StoreBase
-from jsstore.store.config import StoreOptions, StreamConfig, dyn_block_size, stream_config_json
+from jsstore.store.config import (StoreConfig, StoreOptions, dyn_block_size, store_config_of,
+                                  stream_config_json)
 from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore, rfc3339_nano
 from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
 from jsstore.store.contract import FILE_STORAGE
@@ -64,8 +65,9 @@ def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
 
 
 class FileStore(StoreBase):
-    def __init__(self, directory: str, config: StreamConfig, options: StoreOptions | None = None,
+    def __init__(self, directory: str, config: StoreConfig, options: StoreOptions | None = None,
                  *, meta: bytes | None = None):
+        config = store_config_of(config)
         options = options or StoreOptions()
         # the stream layer's full meta.inf (nats-server's FileStreamInfo JSON); None = written
         # from the storage config.  Set it before update_config to change what is written.
@@ -109,7 +111,8 @@ class FileStore(StoreBase):
         write_atomically(os.path.join(self.directory, META_SUM_FILE),
                          meta_sum(meta_hash_key(self.name), data))
 
-    def update_config(self, config: StreamConfig) -> None:
+    def update_config(self, config: StoreConfig) -> None:
+        config = store_config_of(config)
         self.config = config
         self.apply_limits_config(config)
         self.compression = _ALGS.get(config.compression or "none", ALG_NONE)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from jsstore._core.block import MsgBlock
 from jsstore._core.hashing import block_hash_key
 from jsstore.store.base import StoreBase
-from jsstore.store.config import StreamConfig, MIB
+from jsstore.store.config import MIB, StoreConfig, store_config_of
 from jsstore.store.consumerstore import MemConsumerStore
 from jsstore.store.contract import MEMORY_STORAGE
 
@@ -16,7 +16,8 @@ MEMORY_BLOCK_SIZE = 1 * MIB
 
 
 class MemStore(StoreBase):
-    def __init__(self, config: StreamConfig):
+    def __init__(self, config: StoreConfig):
+        config = store_config_of(config)
         super().__init__(config, mem_sized=True, block_size=MEMORY_BLOCK_SIZE, cache_budget=1 << 62)
         self._consumers = {}
         if config.first_seq and config.first_seq > 1:
@@ -36,7 +37,8 @@ class MemStore(StoreBase):
     def type(self) -> str:
         return MEMORY_STORAGE
 
-    def update_config(self, config: StreamConfig) -> None:
+    def update_config(self, config: StoreConfig) -> None:
+        config = store_config_of(config)
         self.config = config
         self.apply_limits_config(config)
         self.enforce_limits()

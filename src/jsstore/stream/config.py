@@ -497,10 +497,10 @@ def apply_update(new: StreamConfig) -> StreamConfig:
     return cfg
 
 
-def to_store_config(cfg: StreamConfig) -> store_config.StreamConfig:
+def to_store_config(cfg: StreamConfig) -> store_config.StoreConfig:
     """The storage layer's view of a (normalized) stream configuration."""
     cfg = normalize(cfg)
-    return store_config.StreamConfig(
+    return store_config.StoreConfig(
         name=cfg.name, subjects=list(cfg.subjects), retention=cfg.retention,
         max_consumers=cfg.max_consumers, max_msgs=cfg.max_msgs, max_bytes=cfg.max_bytes,
         max_age=cfg.max_age, max_msgs_per_subject=cfg.max_msgs_per_subject,

@@ -1,6 +1,13 @@
 """One open stream: its configuration, its store, its Msg-Id window, the consumers an
-interest or work-queue stream keeps messages for, and its schedules.  The publish path is
-the PublishMixin of jsstore.stream.publish.
+interest or work-queue stream keeps messages for, its schedules, and nats-server's publish
+path for it.
+
+A publish runs in two steps, as nats-server's does: ``check`` runs every check that can
+reject the message, in nats-server's order, and returns a ``Prepared`` message; ``apply``
+stores it and does what follows a store (the Msg-Id record, the rollup purge, the
+republish, the listeners).  ``publish_plain`` does the commonest publish -- no headers,
+into a stream that only stores -- in one step, exactly as the two would.  An atomic batch
+checks all its messages before applying any.
 
 Time comes from the owner's clock (Unix ns).  With the wall clock the store stamps the
 message itself; with another clock (tests) the message is stored with that clock's time.
@@ -8,21 +15,27 @@ message itself; with another clock (tests) the message is stored with that clock
 
 from __future__ import annotations
 
-import logging
 from typing import Callable
 
-from jsstore.stream import expiry
-from jsstore.stream import retention
-from jsstore.stream import schedules
-from jsstore.wire import headers as header_block
-from jsstore.stream import checks as pubchecks
-from jsstore.wire import apierrors as api_errors
-from jsstore.errors import StoreError
-from jsstore.stream.schedules import ScheduleTable
-from jsstore.stream.config import StreamConfig
-from jsstore.stream.publish import PublishMixin
+import msgspec
 
-log = logging.getLogger(__name__)
+from jsstore.errors import StoreError
+from jsstore.store.consumerstore import rfc3339_nano
+from jsstore.stream import checks as pubchecks
+from jsstore.stream import counters, expiry, retention
+from jsstore.stream.batches import BatchView
+from jsstore.stream.config import StreamConfig
+from jsstore.stream.puback import Prepared, PubAck
+from jsstore.stream.scheduler import StreamSchedules
+from jsstore.stream.transform import SubjectTransform
+from jsstore.wire import apierrors as api_errors
+from jsstore.wire import headers as header_block
+
+NANOS_PER_SECOND = 1_000_000_000
+RECORD_OVERHEAD = 30    # a stored record's bytes beyond subject, headers and payload
+# headers nats-server adds to a republished message, in its order
+RP_STREAM, RP_SUBJECT, RP_SEQUENCE = "Nats-Stream", "Nats-Subject", "Nats-Sequence"
+RP_TIME_STAMP, RP_LAST_SEQUENCE, RP_MSG_SIZE = "Nats-Time-Stamp", "Nats-Last-Sequence", "Nats-Msg-Size"
 
 
 def dedupe_window(config: StreamConfig) -> pubchecks.DedupeWindow | None:
@@ -36,7 +49,7 @@ def dedupe_window(config: StreamConfig) -> pubchecks.DedupeWindow | None:
 StoredListener = Callable[["Stream", int, str, "bytes | None", bytes, int], None]
 
 
-class Stream(PublishMixin):
+class Stream:
     """One open stream: configuration, store, creation time and publish state."""
 
     def __init__(self, config: StreamConfig, store, created: str, *, recovered: bool = False,
@@ -55,7 +68,7 @@ class Stream(PublishMixin):
         self.last_msg_id = ""       # the Nats-Msg-Id of the last stored message ("" none)
         self.listeners: list[StoredListener] = []  # told of every stored message
         self.republish = None       # (SubjectTransform-like matcher, headers_only) or None
-        self._schedules: ScheduleTable | None = None  # made on first use
+        self.schedules: StreamSchedules | None = None  # made on first use
         self._ack_head: tuple[str, bytes] | None = None   # publish_plain's PubAck start
         self.on_due: Callable[[int], None] | None = None  # told when timed work comes due
         # the consumers an interest or workqueue stream keeps its messages for
@@ -83,13 +96,11 @@ class Stream(PublishMixin):
         transform = self.config.subject_transform
         self.transform = None       # the stream's subject transform: subject -> stored subject
         if transform is not None and transform.dest:
-            from jsstore.stream.transform import SubjectTransform
             self.transform = SubjectTransform(transform.src or ">", transform.dest).match
         rp = self.config.republish
         if rp is None or not rp.dest:
             self.republish = None
             return
-        from jsstore.stream.transform import SubjectTransform
         self.republish = (SubjectTransform(rp.src or ">", rp.dest).match, rp.headers_only)
 
     # -- dedupe -------------------------------------------------------------------------
@@ -136,73 +147,264 @@ class Stream(PublishMixin):
         return retention.acked(self.retention, self.store, consumer, seq)
 
     # -- schedules ----------------------------------------------------------------------
-    def schedule_table(self) -> ScheduleTable:
-        """The stream's pending schedules (subject -> schedule seq, next fire); a recovered
-        stream finds them again in its stored schedule messages."""
-        if self._schedules is None:
-            self._schedules = ScheduleTable()
-            if self.store.msgs and self.config.allow_msg_schedules:
-                self._rescan_schedules()
-        return self._schedules
+    def schedule_table(self) -> StreamSchedules:
+        """The stream's pending schedules; a recovered stream finds them again in its
+        stored schedule messages."""
+        if self.schedules is None:
+            self.schedules = StreamSchedules(self.config.name, self.store, self.clock,
+                                             self._publish_internal)
+        return self.schedules
 
     def fire_schedules(self, now: int) -> int | None:
         """Publish what the due schedules fire (onto their targets, through this publish
         path); returns when the next schedule is due (None: none is)."""
-        if self._schedules is None:
+        if self.schedules is None:
             if not self.config.allow_msg_schedules or not self.store.msgs:
                 return None
             self.schedule_table()
-        table = self._schedules
-        for subject, seq in table.due(now):
-            entry = table.get(subject)
-            if entry is None or entry[0] != seq:
-                continue
-            try:
-                msg = self.store.load_msg(seq)
-            except StoreError:
-                table.remove(subject)
-                continue
-            fired = schedules.fire(subject, msg.hdr, bytes(msg.msg), entry[1], now,
-                                   self._last_of)
-            if fired is None:
-                table.remove(subject)
-                continue
-            try:
-                self.publish(fired.target, fired.hdr, fired.data, internal=True)
-            except api_errors.ApiError as exc:
-                log.warning("stream %s: schedule %s could not fire: %s", self.name, subject,
-                            exc.description)
-            if fired.next_fire is None:
-                table.remove(subject)
-            else:
-                table.add(subject, seq, fired.next_fire)
-        return table.next_fire()
+        return self.schedules.fire(now)
 
-    def _last_of(self, subject: str) -> tuple[bytes | None, bytes] | None:
+    def _publish_internal(self, subject: str, hdr: bytes | None, payload: bytes) -> PubAck:
+        """The stream's own messages (fired schedules) through the publish path."""
+        return self.publish(subject, hdr, payload, internal=True)
+
+    # -- the publish path ----------------------------------------------------------------
+    def last_seq_for_subject(self, subject: str) -> int:
+        """The last sequence stored on a subject (0 when it has none)."""
         try:
-            msg = self.store.load_last_msg(subject)
+            return self.store.load_last_msg(subject).seq
         except (StoreError, ValueError):
-            return None
-        return (bytes(msg.hdr) if msg.hdr else None), bytes(msg.msg)
+            return 0
 
-    def _rescan_schedules(self) -> None:
-        store = self.store
-        seq = store.first_seq
-        now = self.clock()
-        while 0 < seq <= store.last_seq:
+    def check(self, subject: str, hdr: bytes | None, payload: bytes, now: int, *,
+              internal: bool = False, batch: BatchView | None = None) -> Prepared:
+        """nats-server's checks of one publish, in its order: sealed; the header checks
+        (counter increment, Expected-Stream, TTL allowed, Expected-Last-(Subject-)Sequence,
+        schedules, Msg-Id dedupe, Expected-Last-Msg-Id, Rollup, increment missing); the
+        counter; sizes; the TTL. Raises the ApiError it fails with. `internal` marks the
+        stream's own messages (fired schedules, subject delete markers)."""
+        cfg = self.config
+        if cfg.sealed:
+            raise api_errors.JSStreamSealedErr()
+        if self.transform is not None and not internal:
+            subject = self.transform(subject) or subject
+        if not hdr:
+            if cfg.allow_msg_counter:
+                raise api_errors.JSMessageIncrMissingErr()
+            pubchecks.check_sizes(0, len(payload), cfg.max_msg_size)
+            return Prepared(subject, None, payload)
+        if not self.dedupe_loaded:
+            self.load_dedupe(now)
+        checks = pubchecks.check_headers(
+            hdr, subject=subject, stream_name=cfg.name, last_seq=self.store.last_seq,
+            last_msg_id=self.last_msg_id, last_seq_for_subject=self.last_seq_for_subject,
+            dedupe=self.dedupe, now=now, allow_msg_ttl=bool(cfg.allow_msg_ttl),
+            allow_rollup_hdrs=bool(cfg.allow_rollup_hdrs), deny_purge=bool(cfg.deny_purge),
+            mirror=cfg.mirror is not None, allow_msg_counter=bool(cfg.allow_msg_counter),
+            payload_len=len(payload), sourced=internal and b"Nats-Stream-Source" in hdr,
+            allow_msg_schedules=bool(cfg.allow_msg_schedules), stream_subjects=cfg.subjects,
+            internal=internal)
+        if checks.duplicate_seq is not None:
+            return Prepared(subject, hdr, payload, msg_id=checks.msg_id,
+                            duplicate_seq=checks.duplicate_seq)
+        hdr = checks.hdr
+        counter = None
+        if checks.incr is not None and cfg.allow_msg_counter:
+            previous = batch.counter(subject) if batch is not None else None
+            counter = self.count(subject, hdr, payload, checks.incr, previous)
+            hdr, payload = counter.hdr, counter.body
+        pubchecks.check_sizes(len(hdr) if hdr else 0, len(payload), cfg.max_msg_size)
+        sdm_ttl = cfg.subject_delete_marker_ttl // NANOS_PER_SECOND
+        ttl = pubchecks.msg_ttl(hdr, bool(cfg.allow_msg_ttl), sdm_ttl, cfg.max_msgs_per_subject)
+        if ttl > 0 and sdm_ttl > 0 and ttl == sdm_ttl:
+            # a TTL raised to the marker TTL is written back into the header, in seconds
+            given = pubchecks.parse_msg_ttl(header_block.get(hdr, pubchecks.MSG_TTL))
+            if given != ttl:
+                hdr = header_block.set_header(hdr, pubchecks.MSG_TTL, str(ttl))
+        prepared = Prepared(subject, hdr, payload, ttl, checks.msg_id, checks.rollup)
+        prepared.counter = counter
+        prepared.schedule = checks.schedule
+        prepared.scheduler_purge = checks.scheduler_purge
+        return prepared
+
+    def count(self, subject: str, hdr: bytes | None, payload: bytes, incr: int,
+              previous: tuple[int, dict] | None = None):
+        """The counter message for an increment on `subject`: the total so far comes from
+        the subject's last message (or `previous`, inside a batch)."""
+        if previous is None:
             try:
-                msg, seq = store.load_next_msg(">", seq)
-            except StoreError:
-                break
-            value = header_block.get(msg.hdr, schedules.SCHEDULE) if msg.hdr else None
-            if value:
-                try:
-                    fire_ns, _ = schedules.first_fire(
-                        value.decode("utf-8", "replace"),
-                        header_block.get_str(msg.hdr, schedules.SCHEDULE_TIME_ZONE),
-                        msg.ts, now)
-                except ValueError:
-                    fire_ns = None
-                if fire_ns is not None:
-                    self._schedules.add(msg.subject, seq, fire_ns)
-            seq += 1
+                last = self.store.load_last_msg(subject)
+                previous = counters.previous_state(last.hdr, bytes(last.msg))
+            except (StoreError, ValueError):
+                previous = (0, {})
+        return counters.apply_increment(hdr, payload, subject, incr, previous[0], previous[1])
+
+    def apply(self, prepared: Prepared, now: int) -> PubAck:
+        """Store a checked message and do what follows: record its Msg-Id, roll up,
+        republish, tell the listeners."""
+        cfg = self.config
+        if prepared.duplicate_seq is not None:
+            return PubAck(stream=cfg.name, seq=prepared.duplicate_seq, duplicate=True)
+        store = self.store
+        subject, hdr, payload = prepared.subject, prepared.hdr, prepared.payload
+        previous_on_subject = self.last_seq_for_subject(subject) if self.republish else 0
+        if self.retention is not None and not retention.keep_on_publish(self.retention, subject):
+            return self._skip_uninteresting(prepared)
+        try:
+            if self.wall_clock:
+                seq, ts = store.store_msg(subject, hdr, payload, prepared.ttl)
+            else:
+                seq, ts = store.last_seq + 1, now
+                store.store_raw_msg(subject, hdr, payload, seq, ts, prepared.ttl, True)
+        except StoreError as exc:
+            raise api_errors.JSStreamStoreFailedF(err=str(exc)) from exc
+        msg_id = prepared.msg_id
+        if self.dedupe_loaded:
+            self.last_msg_id = msg_id
+        if msg_id and self.dedupe is not None:
+            self.dedupe.record(msg_id, seq, ts)
+        if prepared.rollup is not None:
+            # nats-server purges with keep 1: the subject's older messages ("sub") or every
+            # message before this one ("all")
+            try:
+                store.purge_ex(subject if prepared.rollup == pubchecks.ROLLUP_SUBJECT else "", 0, 1)
+            except StoreError as exc:
+                raise api_errors.JSStreamRollupFailedF(err=str(exc)) from exc
+        if prepared.schedule is not None:
+            self.schedule_table()
+        if self.schedules is not None:
+            self.schedules.stored(subject, seq, prepared.schedule, prepared.scheduler_purge)
+        if prepared.scheduler_purge:
+            store.purge_ex(prepared.scheduler_purge, 0, 0)
+        if self.on_due is not None:
+            if prepared.ttl > 0:
+                self.on_due(ts + prepared.ttl * NANOS_PER_SECOND)
+            if cfg.max_age > 0 and store.msgs == 1:
+                self.on_due(ts + cfg.max_age)
+            if prepared.schedule is not None and prepared.schedule.next_fire is not None:
+                self.on_due(prepared.schedule.next_fire)
+        if self.republish is not None:
+            self._republish(seq, subject, hdr, payload, ts, previous_on_subject)
+        for listener in self.listeners:
+            listener(self, seq, subject, hdr, payload, ts)
+        val = str(prepared.counter.total) if prepared.counter is not None else None
+        return PubAck(stream=cfg.name, seq=seq, val=val)
+
+    def publish(self, subject: str, hdr: bytes | None, payload: bytes, *,
+                internal: bool = False) -> PubAck:
+        now = self.clock()
+        return self.apply(self.check(subject, hdr, payload, now, internal=internal), now)
+
+    def publish_plain(self, subject: str, payload: bytes) -> bytes | None:
+        """The most common publish in one step: a message without headers, into a stream
+        that does nothing with it beyond storing it and telling its listeners (no subject
+        transform, counters, retention, republish, schedules; the wall clock). Returns
+        the PubAck JSON, exactly what ``publish(...).to_json()`` would; None when any of
+        that applies or the message is too large, and the caller takes ``publish``."""
+        cfg = self.config
+        if (cfg.sealed or self.transform is not None or cfg.allow_msg_counter
+                or self.retention is not None or self.republish is not None
+                or self.schedules is not None or not self.wall_clock
+                or 0 <= cfg.max_msg_size < len(payload)):
+            return None
+        store = self.store
+        try:
+            seq, ts = store.store_msg(subject, None, payload, 0)
+        except StoreError as exc:
+            raise api_errors.JSStreamStoreFailedF(err=str(exc)) from exc
+        if self.dedupe_loaded:
+            self.last_msg_id = ""
+        if self.on_due is not None and cfg.max_age > 0 and store.msgs == 1:
+            self.on_due(ts + cfg.max_age)
+        for listener in self.listeners:
+            listener(self, seq, subject, None, payload, ts)
+        head = self._ack_head
+        if head is None or head[0] != cfg.name:
+            head = self._ack_head = (cfg.name, b'{"stream":' + msgspec.json.encode(cfg.name)
+                                     + b',"seq":')
+        return head[1] + str(seq).encode() + b"}"
+
+    def _skip_uninteresting(self, prepared: Prepared) -> PubAck:
+        """An interest stream with no consumer for the subject: the sequence is used up,
+        nothing is kept (the Msg-Id is still recorded)."""
+        try:
+            seq = self.store.skip_msg()
+        except StoreError as exc:
+            raise api_errors.JSStreamStoreFailedF(err=str(exc)) from exc
+        if self.dedupe_loaded:
+            self.last_msg_id = prepared.msg_id
+        if prepared.msg_id and self.dedupe is not None:
+            self.dedupe.record(prepared.msg_id, seq, self.clock())
+        return PubAck(stream=self.config.name, seq=seq)
+
+    # -- atomic batches -----------------------------------------------------------------
+    def commit_batch(self, batch_id: str, messages, now: int) -> PubAck:
+        """Store a committed batch, all or nothing: every message is checked first (the
+        batch rules of jsstore.stream.batches, then the publish checks, with counters and limits
+        counted across the batch); the first failure rejects the whole batch."""
+        cfg = self.config
+        if cfg.sealed:
+            raise api_errors.JSStreamSealedErr()
+        if not self.dedupe_loaded:
+            self.load_dedupe(now)
+        view = BatchView(self.store.last_seq)
+        dedupe = self.dedupe
+
+        def in_window(msg_id: str) -> bool:
+            return dedupe is not None and dedupe.check(msg_id, now) is not None
+        prepared: list[Prepared] = []
+        for msg in messages:
+            view.check(msg.hdr, msg.subject, in_window, self.last_seq_for_subject)
+            one = self.check(msg.subject, msg.hdr, msg.payload, now, batch=view)
+            view.record(msg.subject, one.hdr)
+            if one.counter is not None:
+                view.set_counter(msg.subject, one.counter.total, one.counter.sources)
+            prepared.append(one)
+        self._check_batch_limits(prepared)
+        ack = None
+        for one in prepared:
+            ack = self.apply(one, now)
+        return PubAck(stream=cfg.name, seq=ack.seq if ack else self.store.last_seq,
+                      batch=batch_id, count=len(prepared))
+
+    def _check_batch_limits(self, prepared: list[Prepared]) -> None:
+        """Discard-new limits over the whole batch, before anything is stored."""
+        cfg = self.config
+        if cfg.discard != "new":
+            return
+        store = self.store
+        if cfg.max_msgs > 0 and store.msgs + len(prepared) > cfg.max_msgs:
+            raise api_errors.JSStreamStoreFailedF(err="maximum messages exceeded")
+        if cfg.max_bytes > 0:
+            added = sum(RECORD_OVERHEAD + len(p.subject) + len(p.payload)
+                        + (4 + len(p.hdr) if p.hdr else 0) for p in prepared)
+            if store.bytes + added > cfg.max_bytes:
+                raise api_errors.JSStreamStoreFailedF(err="maximum bytes exceeded")
+        if cfg.discard_new_per_subject and cfg.max_msgs_per_subject > 0:
+            per_subject: dict[str, int] = {}
+            for p in prepared:
+                per_subject[p.subject] = per_subject.get(p.subject, 0) + 1
+            for subject, added in per_subject.items():
+                if store.filtered_state(0, subject).msgs + added > cfg.max_msgs_per_subject:
+                    raise api_errors.JSStreamStoreFailedF(
+                        err="maximum messages per subject exceeded")
+
+    # -- republish ----------------------------------------------------------------------
+    def _republish(self, seq: int, subject: str, hdr: bytes | None, payload: bytes, ts: int,
+                   previous_on_subject: int) -> None:
+        mapper, headers_only = self.republish
+        destination = mapper(subject)
+        if destination is None or self.emit is None:
+            return
+        fields = [(RP_STREAM, self.config.name), (RP_SUBJECT, subject),
+                  (RP_SEQUENCE, str(seq)), (RP_TIME_STAMP, rfc3339_nano(ts)),
+                  (RP_LAST_SEQUENCE, str(previous_on_subject))]
+        if headers_only:
+            fields.append((RP_MSG_SIZE, str(len(payload))))
+        out = hdr
+        if not out:
+            out = header_block.build(fields)
+        else:
+            for key, value in fields:
+                out = header_block.append_header(out, key, value)
+        self.emit(destination, out, b"" if headers_only else payload)
