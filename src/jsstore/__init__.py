@@ -27,8 +27,7 @@ from jsstore.store.config import StoreConfig, StoreOptions
 from jsstore.store.filestore import FileStore, stream_dir
 from jsstore.store.memstore import MemStore
 from jsstore.stream.config import StreamConfig
-
-__version__ = "0.1.0"
+from jsstore.version import __version__
 
 __all__ = ["FileStore", "MemStore", "StreamConfig", "StoreConfig", "StoreOptions", "errors",
            "stream_dir", "open", "JetStream", "PubAck", "StoredMsg", "StreamInfo", "AccountInfo",

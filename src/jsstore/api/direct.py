@@ -34,7 +34,7 @@ from datetime import date
 import msgspec
 
 from jsstore.wire import headers as header_block
-from jsstore.api.schemas import API_LEVEL
+from jsstore.wire.api import api_level_too_high
 from jsstore.store.consumerstore import rfc3339_nano
 from jsstore.errors import StoreError, TooManyResults
 
@@ -44,7 +44,6 @@ NO_HEADERS = b""
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 # The most subjects one multi_last request may match.
 MAX_MULTI_RESULTS = 1024
-REQUIRED_API_LEVEL_HEADER = "Nats-Required-Api-Level"
 
 EMPTY_REQUEST = b"NATS/1.0 408 Empty Request\r\n\r\n"
 MALFORMED_REQUEST = b"NATS/1.0 408 Malformed Request\r\n\r\n"
@@ -188,19 +187,6 @@ def _has_conflict(request: DirectGetRequest) -> bool:
 def _only_output_options(request: DirectGetRequest) -> bool:
     """Whether a last-by-subject request body sets nothing but no_hdr and max_bytes."""
     return request == DirectGetRequest(max_bytes=request.max_bytes, no_hdr=request.no_hdr)
-
-
-def api_level_too_high(hdr: bytes | None) -> bool:
-    """nats-server refuses a request whose Nats-Required-Api-Level is not an integer or is
-    above the level it implements."""
-    value = header_block.get(hdr, REQUIRED_API_LEVEL_HEADER)
-    if value is None:
-        return False
-    try:
-        level = int(value.decode("ascii"), 10)
-    except (UnicodeDecodeError, ValueError):
-        return True
-    return level > API_LEVEL
 
 
 def _message_header(stored, stream_name: str, extra: tuple[tuple[str, int], ...] = ()) -> bytes:

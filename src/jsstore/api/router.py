@@ -19,6 +19,7 @@ from jsstore.api.consumers import ConsumerApi
 from jsstore.api.direct import direct_get
 from jsstore.api.streams import StreamApi, go_encode
 from jsstore.stream.puback import pub_error_json
+from jsstore.wire.api import api_level_too_high
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
 
@@ -27,7 +28,6 @@ PULL_REQUEST_PREFIX = schemas.API_PREFIX + "CONSUMER.MSG.NEXT."
 CONSUMER_PREFIX = schemas.API_PREFIX + "CONSUMER."
 FLOW_CONTROL_PREFIX = "$JS.FC."
 SNAPSHOT_PREFIX = "$JS.SNAPSHOT."
-REQUIRED_API_LEVEL = "Nats-Required-Api-Level"
 AUDIT_SUBJECT = advisories.ADVISORY_PREFIX + ".API"
 
 
@@ -72,8 +72,7 @@ class Router:
         resolved = self.streams.resolve(subject)
         if resolved is None:
             return self._snapshot_request(subject, payload, reply, send)
-        level = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
-        if level is not None and not _level_supported(level):
+        if api_level_too_high(hdr):
             response_type = resolved[0]
             send(None, go_encode(self.streams.error_response(
                 response_type, api_errors.JSRequiredApiLevelErr())))
@@ -88,8 +87,7 @@ class Router:
         resolved = self.consumers.resolve(subject)
         if resolved is None:
             return False
-        level = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
-        if level is not None and not _level_supported(level):
+        if api_level_too_high(hdr):
             send(None, go_encode(self.consumers.error_response(
                 resolved[0], api_errors.JSRequiredApiLevelErr())))
             return True
@@ -113,8 +111,7 @@ class Router:
                 return False            # nats-server has no subscription there: no responders
             if not reply:
                 return True
-            level = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
-            if level is not None and not _level_supported(level):
+            if api_level_too_high(hdr):
                 from jsstore.consumer import pullrequests
                 send(pullrequests.required_api_level(), b"")
                 return True
@@ -264,10 +261,3 @@ def _apply_ack(consumer, tokens: list[str], subject: str, payload: bytes, reply:
                 and tokens[7].isdigit() and tokens[8].isdigit() and int(sseq)):
             return consumer.ack(int(sseq), int(dseq), int(delivered), reply)
     return consumer.process_ack(subject, payload, reply)
-
-
-def _level_supported(value: bytes) -> bool:
-    text = value.decode("ascii", "replace").strip()
-    if not text.isdigit():
-        return False
-    return int(text) <= schemas.API_LEVEL

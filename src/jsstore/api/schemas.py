@@ -13,9 +13,8 @@ from __future__ import annotations
 import msgspec
 
 from jsstore.stream.config import StreamConfig
+from jsstore.wire.api import API_LEVEL, API_PREFIX, SERVER_VERSION, TYPE_PREFIX  # noqa: F401
 
-API_PREFIX = "$JS.API."
-TYPE_PREFIX = "io.nats.jetstream.api.v1."
 ACCOUNT_INFO_TYPE = TYPE_PREFIX + "account_info_response"
 STREAM_CREATE_TYPE = TYPE_PREFIX + "stream_create_response"
 STREAM_UPDATE_TYPE = TYPE_PREFIX + "stream_update_response"
@@ -30,8 +29,6 @@ MSG_DELETE_TYPE = TYPE_PREFIX + "stream_msg_delete_response"
 NAMES_LIMIT = 1024             # JSApiNamesLimit: names per STREAM.NAMES page
 LIST_LIMIT = 256               # JSApiListLimit: infos per STREAM.LIST page
 MAX_SUBJECT_DETAILS = 100_000  # JSMaxSubjectDetails: subjects per STREAM.INFO page
-API_LEVEL = 5                  # the JetStream API level reported (nats-server 2.15's)
-SERVER_VERSION = "2.15.1"      # the nats-server release whose JetStream API this implements
 GO_ZERO_TIME = "0001-01-01T00:00:00Z"
 
 

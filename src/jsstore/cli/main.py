@@ -24,7 +24,11 @@ import sys
 import tempfile
 import time
 
-from jsstore import __version__
+from jsstore.api import schemas
+from jsstore.jetstream import account as jetstream
+from jsstore.server import Server
+from jsstore.server import config as server_config
+from jsstore.version import __version__
 
 # flag -> (canonical name, takes a value)
 FLAGS = {
@@ -108,12 +112,7 @@ def default_store_dir() -> str:
 
 
 def serve(options: dict) -> int:
-    from jsstore.jetstream import account as jetstream
-    from jsstore.api import schemas
-    from jsstore.server import Server
-
     if options.get("config"):
-        from jsstore.server import config as server_config
         try:
             from_file = server_config.server_options(server_config.load(options["config"]))
         except (OSError, server_config.ConfigError) as exc:

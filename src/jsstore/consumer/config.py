@@ -43,7 +43,7 @@ import msgspec
 from jsstore.stream import config as streamconfig
 from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
 from jsstore.wire import apierrors as api_errors
-from jsstore.api import schemas
+from jsstore.wire import api as wire_api
 
 NANOS_PER_MS = 1_000_000
 NANOS_PER_SECOND = 1_000_000_000
@@ -463,8 +463,8 @@ def wire_config(cfg: ConsumerConfig, *, dynamic: bool = True) -> ConsumerConfig:
                 if k not in (SERVER_LEVEL_KEY, SERVER_VERSION_KEY)}
     metadata.setdefault(REQUIRED_LEVEL_KEY, str(required_api_level(cfg)))
     if dynamic:
-        metadata[SERVER_LEVEL_KEY] = str(schemas.API_LEVEL)
-        metadata[SERVER_VERSION_KEY] = schemas.SERVER_VERSION
+        metadata[SERVER_LEVEL_KEY] = str(wire_api.API_LEVEL)
+        metadata[SERVER_VERSION_KEY] = wire_api.SERVER_VERSION
     return with_zero_values(msgspec.structs.replace(cfg, metadata=metadata))
 
 

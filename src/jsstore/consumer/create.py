@@ -46,9 +46,9 @@ import msgspec
 from jsstore.consumer import config as cc
 from jsstore.stream import config as streamconfig
 from jsstore.wire import apierrors as api_errors
-from jsstore.api import schemas
+from jsstore.wire import api as wire_api
 
-CONSUMER_CREATE_TYPE = schemas.TYPE_PREFIX + "consumer_create_response"
+CONSUMER_CREATE_TYPE = wire_api.TYPE_PREFIX + "consumer_create_response"
 CREATE_PREFIX = "$JS.API.CONSUMER.CREATE."
 DURABLE_CREATE_PREFIX = "$JS.API.CONSUMER.DURABLE.CREATE."
 

@@ -66,7 +66,7 @@ import json
 import unicodedata
 from typing import NamedTuple
 
-from jsstore.api.direct import api_level_too_high
+from jsstore.wire.api import api_level_too_high
 from jsstore.gocompat.durations import INT64_MAX, INT64_MIN, format_go_duration
 
 # -- status messages ------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import resource
 import time
 from datetime import datetime, timezone
 
-from jsstore.server.server import DEFAULT_MAX_PENDING, GO_VERSION
+from jsstore.server.defaults import DEFAULT_MAX_PENDING, GO_VERSION
 
 MAX_CONTROL_LINE = 4096
 PING_INTERVAL = 120_000_000_000        # ns, nats-server's default

@@ -17,18 +17,16 @@ import json
 import secrets
 import threading
 
-from jsstore import __version__ as JSSTORE_VERSION
+from jsstore.version import __version__ as JSSTORE_VERSION
 from jsstore._core import protocol
 from jsstore.api import schemas
 from jsstore.api.router import PULL_REQUEST_PREFIX, is_plain_ack
 from jsstore.server.client import HOLD_TIME, NO_RESPONDERS, Client
+from jsstore.server.defaults import (DEFAULT_MAX_PAYLOAD, DEFAULT_MAX_PENDING, GO_VERSION,
+                                     LAME_DUCK_DURATION, LAME_DUCK_GRACE_PERIOD)
+from jsstore.server.monitor import Monitor
 from jsstore.server.subscriptions import Subscription, SubjectTable
 
-DEFAULT_MAX_PAYLOAD = 1024 * 1024
-DEFAULT_MAX_PENDING = 64 * 1024 * 1024    # MAX_PENDING_SIZE: bytes queued to one client
-GO_VERSION = "go1.25.0"
-LAME_DUCK_DURATION = 120.0          # seconds over which lame duck mode closes the clients
-LAME_DUCK_GRACE_PERIOD = 10.0       # ... after waiting this long
 
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
@@ -276,7 +274,6 @@ class Server:
             lambda: Client(self, next(self._cids)), self.host, port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         if self.http_port is not None:
-            from jsstore.server.monitor import Monitor
             self.monitor = Monitor(self, self.host, self.http_port)
             await self.monitor.start()
 

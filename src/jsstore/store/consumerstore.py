@@ -30,9 +30,11 @@ import threading
 import time
 from datetime import datetime, timezone
 
+from jsstore._core import hashing
 from jsstore._core.ackstate import AckState
 from jsstore.errors import CorruptFile, OldUpdate, StoreClosed, StoreError, WriteError
 from jsstore.store.contract import FILE_STORAGE, MEMORY_STORAGE, ConsumerState
+from jsstore.store.files import write_atomically
 
 CONSUMER_DIR = "obs"
 META_FILE = "meta.inf"
@@ -40,13 +42,6 @@ META_SUM_FILE = "meta.sum"
 STATE_FILE = "o.dat"
 FLUSH_INTERVAL = 0.1  # seconds: at most ~10 o.dat writes per second per consumer
 DIR_PERMS = 0o700
-FILE_PERMS = 0o600
-
-
-def _hashing():
-    # Imported on first use so the memory store works without the hashing module.
-    from jsstore._core import hashing
-    return hashing
 
 
 @functools.lru_cache(maxsize=256)
@@ -77,21 +72,11 @@ def go_json(value) -> bytes:
 
 
 def _write_atomically(path: str, data: bytes) -> None:
-    tmp = path + ".tmp"
+    """o.dat and meta files: written whole (not synced: nats-server's interval), a failure
+    as the store's WriteError."""
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_PERMS)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        write_atomically(path, data, sync=False)
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise WriteError(f"{path}: {exc}") from exc
 
 
@@ -125,7 +110,6 @@ def read_consumer_meta(consumer_dir: str, stream_name: str) -> dict:
             stored_sum = f.read().strip()
     except OSError as exc:
         raise CorruptFile(f"consumer {name!r}: {exc}") from exc
-    hashing = _hashing()
     if hashing.meta_sum(hashing.consumer_meta_hash_key(stream_name, name), data) != stored_sum:
         raise CorruptFile(f"consumer {name!r}: meta.sum does not match meta.inf")
     try:
@@ -335,7 +319,6 @@ class FileConsumerStore(_ConsumerStoreBase):
         self._last_write = 0.0         # time.monotonic() of the last o.dat write
         self.last_flush_error: Exception | None = None  # of the background writer
 
-        hashing = _hashing()
         self._hash_key = hashing.consumer_meta_hash_key(stream_name, name)
         existed = os.path.isdir(self.directory)
         os.makedirs(self.directory, mode=DIR_PERMS, exist_ok=True)
@@ -361,7 +344,7 @@ class FileConsumerStore(_ConsumerStoreBase):
         info.update(self._config)
         data = go_json(info)
         _write_atomically(os.path.join(self.directory, META_FILE), data)
-        checksum = _hashing().meta_sum(self._hash_key, data)
+        checksum = hashing.meta_sum(self._hash_key, data)
         _write_atomically(os.path.join(self.directory, META_SUM_FILE), checksum)
 
     def _write_state(self, force: bool) -> None:

@@ -28,6 +28,8 @@ from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore, rfc
 from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
 from jsstore.store.contract import FILE_STORAGE
 from jsstore.store import indexdb as statefile
+from jsstore.store.files import write_atomically
+from jsstore.store.snapshot import snapshot_stream
 from jsstore.store.ttl import TTLSchedule, ttl_from_header
 
 MSGS_DIR = "msgs"
@@ -40,7 +42,6 @@ BLOCK_SUFFIX = ".blk"
 RECORD_LEN_MASK = 0x7FFFFFFF  # record_len without the header flag (csrc/record.h)
 RECORD_EMPTY_LEN = 30        # the shortest record: no subject, no data
 DIR_MODE = 0o700
-FILE_MODE = 0o600
 
 _ALGS = {"none": ALG_NONE, "s2": ALG_S2, "lz4": ALG_LZ4}
 
@@ -48,20 +49,6 @@ _ALGS = {"none": ALG_NONE, "s2": ALG_S2, "lz4": ALG_LZ4}
 def stream_dir(store_dir: str, stream: str, account: str = "$G") -> str:
     """nats-server's directory of a stream inside a store directory."""
     return os.path.join(store_dir, "jetstream", account, "streams", stream)
-
-
-def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
-    tmp = path + ".tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 class FileStore(StoreBase):
@@ -497,7 +484,6 @@ class FileStore(StoreBase):
         return cs
 
     def snapshot(self, include_consumers: bool = True):
-        from jsstore.store.snapshot import snapshot_stream
         return snapshot_stream(self, include_consumers)
 
     def __enter__(self):

@@ -23,6 +23,7 @@ from jsstore._core.hashing import block_hash_key, highway64_digest, meta_hash_ke
 from jsstore._core.subjects import SubjectIndex
 from jsstore.errors import CorruptFile, CorruptStreamState
 from jsstore.gocompat.varints import get_uvarint, put_uvarint, put_varint, unzigzag
+from jsstore.store.files import write_atomically
 
 MAGIC = 11
 VERSION = 4
@@ -91,7 +92,6 @@ def encode_index(store) -> bytes:
 
 
 def write_index(store, path: str) -> None:
-    from jsstore.store.filestore import write_atomically
     write_atomically(path, encode_index(store))
 
 

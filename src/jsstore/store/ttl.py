@@ -65,6 +65,28 @@ def ttl_from_header(hdr: bytes | None) -> int:
     return 0
 
 
+def parse_msg_ttl(value: bytes | None) -> int:
+    """Seconds from a `Nats-TTL` value as nats-server's parseMessageTTL reads it: 0 when
+    absent or empty, -1 for "never" (any case), else a Go duration of at least one second
+    or a whole number of seconds. ValueError when it is none of these."""
+    if not value:
+        return 0
+    text = value.decode("utf-8", "surrogateescape")
+    if text.lower() == "never":
+        return -1
+    if not text.isascii() or text != text.strip():
+        raise ValueError(f"invalid TTL {text!r}")
+    if text[0] in "+-":  # Go durations take a sign; a negative one is under a second
+        unsigned = text[1:]
+        if text[0] == "-" or unsigned.isdigit() or not unsigned:
+            raise ValueError(f"invalid TTL {text!r}")
+        text = unsigned
+    seconds = parse_ttl(text)
+    if seconds < 1:
+        raise ValueError(f"invalid TTL {text!r}")
+    return seconds
+
+
 class TTLSchedule:
     """Pending expiries as a heap of (expires_ns, seq)."""
 

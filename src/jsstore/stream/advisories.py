@@ -34,10 +34,10 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from typing import Any
 
 import msgspec
 
-from jsstore.api.schemas import StreamStateBody
 from jsstore.api.streams import go_encode
 from jsstore.store.consumerstore import rfc3339_nano
 
@@ -214,7 +214,7 @@ class SnapshotCreate(msgspec.Struct, omit_defaults=True, kw_only=True):
     id: str
     timestamp: str
     stream: str
-    state: StreamStateBody
+    state: Any          # the stream's state as STREAM.INFO writes it (a msgspec Struct)
     client: ClientInfo | None
     domain: str = ""
 
@@ -333,7 +333,7 @@ def msg_terminated(stream: str, consumer: str, consumer_seq: int, stream_seq: in
     return f"{ADVISORY_PREFIX}.CONSUMER.MSG_TERMINATED.{stream}.{consumer}", _encode(event)
 
 
-def snapshot_create(stream: str, state: StreamStateBody, *, client: ClientInfo | None = None,
+def snapshot_create(stream: str, state: Any, *, client: ClientInfo | None = None,
                     domain: str = "", now: int | None = None) -> tuple[str, bytes]:
     """A snapshot started; `state` is the stream state it captures."""
     event = SnapshotCreate(type=SNAPSHOT_CREATE_TYPE, id=next_id(), timestamp=_timestamp(now),

@@ -58,7 +58,7 @@ from typing import Callable
 
 from jsstore.wire import headers
 from jsstore.wire.apierrors import (JSAtomicPublishContainsDuplicateMessageErr, JSAtomicPublishDisabledErr, JSAtomicPublishIncompleteBatchErr, JSAtomicPublishInvalidBatchCommitErr, JSAtomicPublishInvalidBatchIDErr, JSAtomicPublishMissingSeqErr, JSAtomicPublishTooLargeBatchErrF, JSAtomicPublishTooManyInflight, JSAtomicPublishUnsupportedHeaderBatchErr, JSRequiredApiLevelErr, JSStreamWrongLastSequenceConstantErr, JSStreamWrongLastSequenceErrF)
-from jsstore.api.schemas import API_LEVEL
+from jsstore.wire.api import API_LEVEL
 from jsstore.stream.counters import Sources
 
 BATCH_ID = "Nats-Batch-Id"

@@ -30,7 +30,8 @@ from typing import Callable, Iterable
 from jsstore.wire import headers
 from jsstore.wire.apierrors import (JSMessageIncrDisabledErr, JSMessageIncrInvalidErr, JSMessageIncrMissingErr, JSMessageIncrPayloadErr, JSMessageTTLDisabledErr, JSMessageTTLInvalidErr, JSStreamExpectedLastSeqPerSubjectInvalid, JSStreamHeaderExceedsMaximumErr, JSStreamMessageExceedsMaximumErr, JSStreamNotMatchErr, JSStreamRollupFailedF, JSStreamWrongLastMsgIDErrF, JSStreamWrongLastSequenceErrF)
 from jsstore.stream.counters import INCR, parse_incr
-from jsstore.store.ttl import parse_ttl
+from jsstore.store.ttl import parse_msg_ttl
+from jsstore.stream import schedules
 
 MSG_ID = "Nats-Msg-Id"
 EXPECTED_STREAM = "Nats-Expected-Stream"
@@ -193,28 +194,6 @@ def rollup_mode(hdr: bytes | None, allow_rollup_hdrs: bool, deny_purge: bool = F
     if mode in (ROLLUP_SUBJECT, ROLLUP_ALL):
         return mode
     raise JSStreamRollupFailedF(err=f"rollup value invalid: {_go_quote(mode)}")
-
-
-def parse_msg_ttl(value: bytes | None) -> int:
-    """Seconds from a `Nats-TTL` value as nats-server's parseMessageTTL reads it: 0 when
-    absent or empty, -1 for "never" (any case), else a Go duration of at least one second
-    or a whole number of seconds. ValueError when it is none of these."""
-    if not value:
-        return 0
-    text = _text(value)
-    if text.lower() == "never":
-        return -1
-    if not text.isascii() or text != text.strip():
-        raise ValueError(f"invalid TTL {text!r}")
-    if text[0] in "+-":  # Go durations take a sign; a negative one is under a second
-        unsigned = text[1:]
-        if text[0] == "-" or unsigned.isdigit() or not unsigned:
-            raise ValueError(f"invalid TTL {text!r}")
-        text = unsigned
-    seconds = parse_ttl(text)
-    if seconds < 1:
-        raise ValueError(f"invalid TTL {text!r}")
-    return seconds
 
 
 def ttl_allowed(hdr: bytes | None, allow_msg_ttl: bool) -> None:
@@ -395,7 +374,6 @@ def check_headers(hdr: bytes | None, *, subject: str, stream_name: str, last_seq
     check_expected_sequences(hdr, subject=subject, last_seq=last_seq,
                              last_seq_for_subject=last_seq_for_subject)
     if b"Nats-Schedule" in hdr:     # also Nats-Scheduler and Nats-Schedule-Next
-        from jsstore.stream import schedules   # (it builds on this module)
         if internal:
             if _text(headers.get(hdr, schedules.SCHEDULE_NEXT)) == schedules.NEXT_PURGE:
                 result.scheduler_purge = _text(headers.get(hdr, schedules.SCHEDULER)) or None

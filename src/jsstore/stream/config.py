@@ -21,6 +21,7 @@ import msgspec
 from jsstore.store import config as store_config
 from jsstore.stream import transform as subjtransform
 from jsstore._core.subjects import filters_overlap, is_valid_subject
+from jsstore.wire import apierrors as api_errors
 
 NANOS_PER_MS = 1_000_000
 NANOS_PER_SECOND = 1_000_000_000
@@ -188,13 +189,8 @@ def normalize(cfg: StreamConfig) -> StreamConfig:
     return out
 
 
-def _errors():
-    from jsstore.wire import apierrors as errors   # generated from nats-server's error list
-    return errors
-
-
 def _invalid(text: str) -> Exception:
-    return _errors().JSStreamInvalidConfigF(err=text)
+    return api_errors.JSStreamInvalidConfigF(err=text)
 
 
 def is_valid_name(name: str) -> bool:
@@ -232,7 +228,7 @@ def validate(cfg: StreamConfig, *, existing_streams: Iterable[StreamConfig] = ()
     `existing_streams` are the account's other streams (normalized), for subject overlap,
     mirror/source size checks and cycles.
     """
-    errors = _errors()
+    errors = api_errors
     if "/" in cfg.name or "\\" in cfg.name:
         raise errors.JSStreamNameContainsPathSeparatorsErr()
     if not is_valid_name(cfg.name):
@@ -258,7 +254,7 @@ def validate(cfg: StreamConfig, *, existing_streams: Iterable[StreamConfig] = ()
 
 def _check_rules(cfg: StreamConfig, given: StreamConfig, others: dict) -> None:
     """checkStreamCfg after the name checks, in nats-server's order, on the normalized cfg."""
-    errors = _errors()
+    errors = api_errors
     if cfg.num_replicas > MAX_REPLICAS:
         raise _invalid(f"maximum replicas is {MAX_REPLICAS}")
     if cfg.num_replicas < 0:
@@ -309,7 +305,7 @@ def _check_features(cfg: StreamConfig) -> None:
 
 
 def _check_mirror_and_sources(cfg: StreamConfig, given: StreamConfig, others: dict) -> None:
-    errors = _errors()
+    errors = api_errors
     mirror = cfg.mirror
     if mirror is not None:
         if cfg.first_seq > 0:
@@ -423,7 +419,7 @@ def _check_subjects(cfg: StreamConfig) -> None:
 
 
 def _check_transforms(cfg: StreamConfig) -> None:
-    errors = _errors()
+    errors = api_errors
     republish = cfg.republish
     if republish is not None:
         if any(filters_overlap(republish.dest, s) for s in cfg.subjects if republish.dest):
@@ -447,7 +443,7 @@ def _check_transforms(cfg: StreamConfig) -> None:
 def check_update(old: StreamConfig, new: StreamConfig, *,
                  existing_streams: Iterable[StreamConfig] = ()) -> None:
     """Raise nats-server's error when `new` may not replace `old` (both as requested)."""
-    errors = _errors()
+    errors = api_errors
     old_cfg = normalize(old)
     others = {other.name: other for other in existing_streams if other.name != new.name}
     if new.name != old_cfg.name:

@@ -43,7 +43,7 @@ from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
 from jsstore.wire.apierrors import (JSMessageSchedulesDisabledErr, JSMessageSchedulesPatternInvalidErr, JSMessageSchedulesRollupInvalidErr, JSMessageSchedulesSchedulerInvalidErr, JSMessageSchedulesSourceInvalidErr, JSMessageSchedulesTargetInvalidErr, JSMessageSchedulesTimeZoneInvalidErr, JSMessageSchedulesTTLInvalidErr, JSMessageTTLDisabledErr)
 from jsstore.gocompat.durations import parse_go_duration
 from jsstore.errors import CorruptFile
-from jsstore.stream.checks import parse_msg_ttl
+from jsstore.store.ttl import parse_msg_ttl
 from jsstore.gocompat.varints import get_uvarint, put_uvarint, put_varint, unzigzag
 
 SCHEDULE = "Nats-Schedule"

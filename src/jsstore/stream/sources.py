@@ -41,6 +41,7 @@ from jsstore.errors import StoreError
 from jsstore.stream.schedules import parse_rfc3339
 from jsstore.stream.config import StreamSource
 from jsstore.stream.transform import SubjectTransform
+from jsstore._core.subjects import _subject_matches
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +159,6 @@ class Link:
 
 
 def _matches(subject: str, pattern: str) -> bool:
-    from jsstore._core.subjects import _subject_matches
     return bool(_subject_matches(subject, pattern))
 
 

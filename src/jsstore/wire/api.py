@@ -1,0 +1,30 @@
+"""What the layers share of the JetStream API itself: its subject and response-type
+prefixes, the API level and the nats-server release it implements, and nats-server's check
+of a request's ``Nats-Required-Api-Level``."""
+
+from __future__ import annotations
+
+import re
+
+from jsstore.wire import headers as header_block
+
+API_PREFIX = "$JS.API."
+TYPE_PREFIX = "io.nats.jetstream.api.v1."
+API_LEVEL = 5                  # the JetStream API level reported (nats-server 2.15's)
+SERVER_VERSION = "2.15.1"      # the nats-server release whose JetStream API this implements
+REQUIRED_API_LEVEL = "Nats-Required-Api-Level"
+
+_GO_ATOI = re.compile(rb"[+-]?[0-9]+\Z")   # what Go's strconv.Atoi takes
+_INT64 = 1 << 63
+
+
+def api_level_too_high(hdr: bytes | None) -> bool:
+    """nats-server's errorOnRequiredApiLevel: a non-empty Nats-Required-Api-Level that is
+    not an integer (as Go's strconv.Atoi reads one) or is above API_LEVEL."""
+    value = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
+    if not value:
+        return False
+    if _GO_ATOI.match(value) is None:
+        return True
+    level = int(value)
+    return not -_INT64 <= level < _INT64 or level > API_LEVEL
