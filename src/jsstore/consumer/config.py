@@ -41,7 +41,7 @@ from typing import Iterable, Literal, NamedTuple
 import msgspec
 
 from jsstore.stream import config as streamconfig
-from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
+from jsstore._core.subjects import filters_overlap, is_literal, is_subset_match, is_valid_subject
 from jsstore.wire import apierrors as api_errors
 from jsstore.api import schemas
 
@@ -567,27 +567,6 @@ def is_valid_asset_name(name: str) -> bool:
 
 def _invalid(text: str) -> api_errors.ApiError:
     return api_errors.JSStreamInvalidConfigF(err=text)
-
-
-def is_subset_match(subject: str, test: str) -> bool:
-    """nats-server's subjectIsSubsetMatch: every subject `subject` matches, `test` matches
-    too (both may hold wildcards)."""
-    tokens, test_tokens = subject.split("."), test.split(".")
-    for i, test_token in enumerate(test_tokens):
-        if i >= len(tokens) or not test_token:
-            return False
-        if test_token == ">":
-            return True
-        token = tokens[i]
-        if not token or token == ">":
-            return False
-        if token == "*":
-            if test_token != "*":
-                return False
-            continue
-        if test_token != "*" and token != test_token:
-            return False
-    return len(tokens) == len(test_tokens)
 
 
 def subject_filters(cfg: ConsumerConfig) -> list[str]:

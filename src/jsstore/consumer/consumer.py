@@ -34,7 +34,7 @@ from collections import OrderedDict
 
 from jsstore.consumer import events as consumerevents
 from jsstore.stream.advisories import ADVISORY_PREFIX
-from jsstore._core.subjects import _subject_matches
+from jsstore._core.subjects import _subject_matches, is_subset_match
 from jsstore.api.direct import parse_go_time
 from jsstore.wire.bus import Msg
 from jsstore.consumer.acknowledgements import AckMixin
@@ -67,21 +67,6 @@ def sample_frequency(text: str | None) -> int:
         return int(text.removesuffix("%"))
     except ValueError:
         return 0
-
-
-def is_subset_match(subject: str, of: str) -> bool:
-    """Whether every subject `subject` matches is also matched by `of` (both may hold
-    wildcards): nats-server's subset test."""
-    tokens, pattern = subject.split("."), of.split(".")
-    for i, want in enumerate(pattern):
-        if want == ">":
-            return True
-        if i >= len(tokens):
-            return False
-        got = tokens[i]
-        if got == ">" or (want != "*" and (got == "*" or got != want)):
-            return False
-    return len(tokens) == len(pattern)
 
 
 def rfc3339_ns(text: str | None) -> int:

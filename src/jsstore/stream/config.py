@@ -20,7 +20,7 @@ import msgspec
 
 from jsstore.store import config as store_config
 from jsstore.stream import transform as subjtransform
-from jsstore._core.subjects import filters_overlap, is_valid_subject
+from jsstore._core.subjects import filters_overlap, is_subset_match, is_valid_subject
 
 NANOS_PER_MS = 1_000_000
 NANOS_PER_SECOND = 1_000_000_000
@@ -202,24 +202,6 @@ def is_valid_name(name: str) -> bool:
     return bool(name) and not any(ch in name for ch in " \t\r\n\f.*>")
 
 
-def _subset_match(subject: str, test: str) -> bool:
-    """nats-server's subjectIsSubsetMatch: every subject `subject` matches is matched by `test`."""
-    tokens, test_tokens = subject.split("."), test.split(".")
-    for i, test_token in enumerate(test_tokens):
-        if i >= len(tokens):
-            return False
-        if test_token == FULL_WILDCARD:
-            return True
-        token = tokens[i]
-        if token == FULL_WILDCARD:
-            return False
-        if test_token == "*":
-            continue
-        if token != test_token:
-            return False
-    return len(tokens) == len(test_tokens)
-
-
 def check_transform(src: str, dest: str) -> str | None:
     """Why src -> dest is not a valid subject mapping, in nats-server's words (None when
     it is): the full transform rules of jsstore.stream.transform."""
@@ -370,7 +352,7 @@ def _check_mirror_and_sources(cfg: StreamConfig, given: StreamConfig, others: di
                 raise errors.JSSourceInvalidTransformDestination(err=problem)
         for i, transform in enumerate(source.subject_transforms):
             for j, other in enumerate(source.subject_transforms):
-                if i != j and _subset_match(transform.src, other.src):
+                if i != j and is_subset_match(transform.src, other.src):
                     raise errors.JSSourceOverlappingSubjectFilters()
     _check_cycles(cfg, others)
 
@@ -407,11 +389,11 @@ def _check_subjects(cfg: StreamConfig) -> None:
                 raise _invalid("capturing all subjects requires no-ack to be true")
             if cfg.num_replicas != 1:
                 raise _invalid("capturing all subjects requires replicas of 1")
-        if not cfg.no_ack and (_subset_match(subject, "$JS.>") or _subset_match(subject, "$JSC.>")):
-            if not _subset_match(subject, "$JS.EVENT.>"):
+        if not cfg.no_ack and (is_subset_match(subject, "$JS.>") or is_subset_match(subject, "$JSC.>")):
+            if not is_subset_match(subject, "$JS.EVENT.>"):
                 raise _invalid("subjects that overlap with jetstream api require no-ack to be true")
-        if not cfg.no_ack and _subset_match(subject, "$SYS.>"):
-            if not _subset_match(subject, "$SYS.ACCOUNT.>"):
+        if not cfg.no_ack and is_subset_match(subject, "$SYS.>"):
+            if not is_subset_match(subject, "$SYS.ACCOUNT.>"):
                 raise _invalid("subjects that overlap with system api require no-ack to be true")
     if not cfg.subjects and not cfg.sources and cfg.mirror is None:
         raise _invalid("stream needs at least one configured subject or be a source/mirror")
