@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import msgspec
 
+from jsstore.gocompat.times import ZERO_TIME
 from jsstore.stream.config import StreamConfig
 
 API_PREFIX = "$JS.API."
@@ -32,7 +33,7 @@ LIST_LIMIT = 256               # JSApiListLimit: infos per STREAM.LIST page
 MAX_SUBJECT_DETAILS = 100_000  # JSMaxSubjectDetails: subjects per STREAM.INFO page
 API_LEVEL = 5                  # the JetStream API level reported (nats-server 2.15's)
 SERVER_VERSION = "2.15.1"      # the nats-server release whose JetStream API this implements
-GO_ZERO_TIME = "0001-01-01T00:00:00Z"
+GO_ZERO_TIME = ZERO_TIME     # Go's zero time.Time, as JSON writes it
 
 
 # -- requests -----------------------------------------------------------------------------

@@ -18,14 +18,13 @@ from typing import Iterable, Literal
 
 import msgspec
 
+from jsstore.gocompat.durations import MILLISECOND, SECOND
 from jsstore.store import config as store_config
 from jsstore.stream import transform as subjtransform
 from jsstore._core.subjects import filters_overlap, is_subset_match, is_valid_subject
 
-NANOS_PER_MS = 1_000_000
-NANOS_PER_SECOND = 1_000_000_000
-DEFAULT_DUPLICATE_WINDOW = 120 * NANOS_PER_SECOND  # StreamDefaultDuplicatesWindow
-MIN_WINDOW = 100 * NANOS_PER_MS                    # max_age and duplicate_window floor
+DEFAULT_DUPLICATE_WINDOW = 120 * SECOND           # StreamDefaultDuplicatesWindow
+MIN_WINDOW = 100 * MILLISECOND                    # max_age and duplicate_window floor
 MAX_REPLICAS = 5                                   # StreamMaxReplicas
 MAX_NAME_LEN = 255                                 # JSMaxNameLen
 MAX_DESCRIPTION_LEN = 4 * 1024                     # JSMaxDescriptionLen
@@ -263,7 +262,7 @@ def _check_rules(cfg: StreamConfig, given: StreamConfig, others: dict) -> None:
         if cfg.max_msgs_per_subject <= 0:
             raise _invalid("discard new per subject requires max msgs per subject > 0")
     if cfg.subject_delete_marker_ttl > 0:
-        if cfg.subject_delete_marker_ttl < NANOS_PER_SECOND:
+        if cfg.subject_delete_marker_ttl < SECOND:
             raise _invalid("subject delete marker TTL must be at least 1 second")
     elif cfg.subject_delete_marker_ttl < 0:
         raise _invalid("subject delete marker TTL must not be negative")

@@ -18,10 +18,11 @@ from jsstore.wire import headers as header_block
 from jsstore.stream import checks as pubchecks
 from jsstore.wire import apierrors as api_errors
 from jsstore.stream.batches import BatchView
-from jsstore.store.consumerstore import rfc3339_nano
+from jsstore.gocompat.times import rfc3339_nano
 from jsstore.errors import StoreError
 
-NANOS_PER_SECOND = 1_000_000_000
+from jsstore.gocompat.durations import SECOND as NANOS_PER_SECOND
+
 RECORD_OVERHEAD = 30    # a stored record's bytes beyond subject, headers and payload
 # headers nats-server adds to a republished message, in its order
 RP_STREAM, RP_SUBJECT, RP_SEQUENCE = "Nats-Stream", "Nats-Subject", "Nats-Sequence"
