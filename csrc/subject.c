@@ -113,3 +113,33 @@ int subject_filters_overlap(const char *a, size_t an, const char *b, size_t bn)
         bi = be + 1;
     }
 }
+
+int subject_is_subset_match(const char *subj, size_t sn, const char *test, size_t tn)
+{
+    size_t si = 0, ti = 0;
+    int subject_left = 1;                   /* a token of subj starts at si */
+    for (;;) {
+        size_t te = token_end(test, tn, ti);
+        if (!subject_left || te == ti)
+            return 0;                       /* test is longer, or an empty test token */
+        if (is_full_wildcard(test, ti, te))
+            return 1;                       /* ">" takes what is left of subj */
+        size_t se = token_end(subj, sn, si);
+        if (se == si || is_full_wildcard(subj, si, se))
+            return 0;
+        int test_partial = is_partial_wildcard(test, ti, te);
+        if (is_partial_wildcard(subj, si, se)) {
+            if (!test_partial)
+                return 0;                   /* "*" lies inside "*" (or ">") only */
+        } else if (!test_partial
+                   && (te - ti != se - si || memcmp(test + ti, subj + si, se - si) != 0)) {
+            return 0;
+        }
+        subject_left = se < sn;
+        if (te == tn)
+            return !subject_left;           /* same number of tokens */
+        ti = te + 1;
+        if (subject_left)
+            si = se + 1;
+    }
+}

@@ -29,4 +29,13 @@ int subject_matches(const char *subj, size_t sn, const char *flt, size_t fn);
  * wildcards).  Empty inputs never overlap. */
 int subject_filters_overlap(const char *a, size_t an, const char *b, size_t bn);
 
+/* 1 when every literal subject matched by subj is also matched by test (both may hold
+ * wildcards): nats-server's subjectIsSubsetMatch, token by token.  A ">" in test takes
+ * the rest of subj (one or more tokens); a "*" in test takes one token, "*" included; a
+ * "*" in subj lies inside a "*" of test only, a ">" in subj inside a ">" of test only.
+ * So "foo" is not inside "foo.>", "foo.>" is not inside "foo.*".  An empty token on
+ * either side (a malformed subject) gives 0, as in nats-server, which tokenizes the
+ * empty string as one empty token: "" is inside ">" and inside nothing else. */
+int subject_is_subset_match(const char *subj, size_t sn, const char *test, size_t tn);
+
 #endif

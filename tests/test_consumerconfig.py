@@ -13,10 +13,10 @@ import pytest
 
 from jsstore.consumer import config as cc
 from jsstore.consumer import create as ccreate
+from jsstore.gocompat.durations import SECOND
 from jsstore.wire import apierrors as api_errors
 from jsstore.stream.config import ConsumerLimits, StreamConfig
 
-SECOND = cc.NANOS_PER_SECOND
 STREAM = StreamConfig(name="S", subjects=["foo.>", "bar"])
 WORKQUEUE = StreamConfig(name="W", subjects=["w.>"], retention="workqueue")
 LIMITED = StreamConfig(name="L", subjects=["l.>"], consumer_limits=ConsumerLimits(
@@ -324,41 +324,7 @@ def test_same_config_and_apply_update():
     assert cc.apply_update(ephemeral, normalized(name="N")).inactive_threshold == 5 * SECOND
 
 
-# -- Go's times, durations and quoting -----------------------------------------------------
-@pytest.mark.parametrize("text, error", [
-    ("bad", 'parsing time "bad" as "2006-01-02T15:04:05Z07:00": cannot parse "bad" as "2006"'),
-    ("2024-13-01T00:00:00Z", 'parsing time "2024-13-01T00:00:00Z": month out of range'),
-    ("2024-02-30T00:00:00Z", 'parsing time "2024-02-30T00:00:00Z": day out of range'),
-    ("2024-1-01T00:00:00Z", 'parsing time "2024-1-01T00:00:00Z" as "2006-01-02T15:04:05Z07:00": '
-                            'cannot parse "1-01T00:00:00Z" as "01"'),
-    ("2024-01-01T00:00:00", 'parsing time "2024-01-01T00:00:00" as "2006-01-02T15:04:05Z07:00": '
-                            'cannot parse "" as "Z07:00"'),
-    ("2024-01-01T00:00:00Zjunk", 'parsing time "2024-01-01T00:00:00Zjunk": extra text: "junk"'),
-    ("2024-01-01T00:00:00+25:00",
-     'parsing time "2024-01-01T00:00:00+25:00": time zone offset hour out of range'),
-    ("\u00e9", 'parsing time "\\xc3\\xa9" as "2006-01-02T15:04:05Z07:00": '
-               'cannot parse "\\xc3\\xa9" as "2006"'),
-])
-def test_go_time_parse_errors(text, error):
-    with pytest.raises(cc.TimeParseError) as info:
-        cc.parse_go_time(text)
-    assert str(info.value) == error
-
-
-def test_go_time_instants():
-    assert cc.time_ns("1970-01-01T00:00:01.5Z") == 1_500_000_000
-    assert cc.time_ns("1970-01-01T01:00:00+01:00") == 0
-    assert cc.utc_text("2024-03-01T01:00:00+05:30") == "2024-02-29T19:30:00Z"
-    assert cc.time_ns("0001-01-01T00:00:00Z") == -62135596800 * SECOND
-
-
-@pytest.mark.parametrize("ns, text", [(0, "0s"), (10 * SECOND, "10s"), (90 * SECOND, "1m30s"),
-                                      (3600 * SECOND, "1h0m0s"), (1_500_000, "1.5ms"),
-                                      (999, "999ns"), (90061000000001, "25h1m1.000000001s")])
-def test_go_duration(ns, text):
-    assert cc.go_duration(ns) == text
-
-
+# -- Go's quoting ----------------------------------------------------------------------------
 def test_go_quoting():
     assert cc.go_strconv_quote('a"\\\x01\n\u00e9\u00a0') == '"a\\"\\\\\\x01\\n\u00e9\\u00a0"'
     assert cc.go_strconv_quote(b"\xff") == '"\\xff"'

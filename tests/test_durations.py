@@ -85,6 +85,8 @@ def test_invalid_bytes_are_quoted_byte_by_byte():
     (8 * MINUTE + 1, "8m0.000000001s"), (-(2 * MINUTE + 500 * MILLISECOND), "-2m0.5s"),
     (-1, "-1ns"), (-1500, "-1.5\u00b5s"),
     (INT64_MAX, "2562047h47m16.854775807s"), (INT64_MIN, "-2562047h47m16.854775808s"),
+    (10 * SECOND, "10s"), (HOUR, "1h0m0s"), (1_500_000, "1.5ms"),
+    (90061000000001, "25h1m1.000000001s"), (59 * SECOND, "59s"), (3599 * SECOND, "59m59s"),
 ])
 def test_format_matches_go(ns, text):
     assert format_go_duration(ns) == text

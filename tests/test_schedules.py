@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from jsstore.gocompat.times import parse_time_ns
 from jsstore.wire import headers
 from jsstore.stream import schedules
 from jsstore.wire.apierrors import ApiError
@@ -291,10 +292,18 @@ def test_bad_go_durations(text):
 
 
 @pytest.mark.parametrize("text", ["2024-02-30T00:00:00Z", "2024-01-01T24:00:00Z", "2024-01-01T00:00:60Z",
-                                  "2024-01-01T00:00:00+24:00", "2024-1-01T00:00:00Z", "2024-01-01T00:00:00"])
+                                  "2024-01-01T00:00:00+25:00", "2024-1-01T00:00:00Z", "2024-01-01T00:00:00"])
 def test_bad_rfc3339(text):
     with pytest.raises(ValueError):
-        schedules.parse_rfc3339(text)
+        schedules.first_fire("@at " + text, None, 0, None)
+
+
+@pytest.mark.parametrize("text, fire", [
+    ("2024-01-01T00:00:00+24:00", "2023-12-31T00:00:00Z"), ("2024-01-01T1:00:00Z", "2024-01-01T01:00:00Z"),
+    ("2024-01-01T01:00:00,5Z", "2024-01-01T01:00:00.5Z"), ("2024-01-01T00:00:00+23:60", "2023-12-31T00:00:00Z")])
+def test_at_times_as_go_parses_them(text, fire):
+    """What time.Parse(time.RFC3339) takes beyond the strict form, nats-server takes too."""
+    assert schedules.first_fire("@at " + text, None, 0, None) == (parse_time_ns(fire), False)
 
 
 # ---- fired messages ----------------------------------------------------------------------

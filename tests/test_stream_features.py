@@ -61,7 +61,7 @@ def test_counter_survives_reopen(tmp_path, clock):
 # -- schedules -----------------------------------------------------------------------------
 
 def at(ns: int) -> str:
-    from jsstore.store.consumerstore import rfc3339_nano
+    from jsstore.gocompat.times import rfc3339_nano
     return "@at " + rfc3339_nano(ns)
 
 

@@ -14,6 +14,7 @@ from jsstore._core.subjects import (
     SubjectIndex,
     filters_overlap,
     is_literal,
+    is_subset_match,
     is_valid_subject,
     subject_matches,
 )
@@ -50,6 +51,20 @@ def ref_overlap(a: str, b: str) -> bool:
             if ref_matches(subject, a) and ref_matches(subject, b):
                 return True
     return False
+
+
+def ref_subset(a: str, b: str) -> bool:
+    """Brute force: is every literal subject over a small alphabet that matches a matched
+    by b as well?  The literal tokens of a and b plus one other token, and one token more
+    than the longer filter has, are enough to find a subject that b misses."""
+    alphabet = sorted({t for t in a.split(".") + b.split(".") if t not in ("*", ">")} | {"zz"})
+    longest = max(len(a.split(".")), len(b.split(".")))
+    for length in range(1, longest + 2):
+        for tokens in itertools.product(alphabet, repeat=length):
+            subject = ".".join(tokens)
+            if ref_matches(subject, a) and not ref_matches(subject, b):
+                return False
+    return True
 
 
 TOKENS = ["a", "b", "cc", "a*", ">b"]          # "a*" and ">b" are literal tokens
@@ -137,6 +152,40 @@ def test_subject_matches_against_reference(subject, flt):
 @settings(max_examples=300)
 def test_filters_overlap_against_brute_force(a, b):
     assert filters_overlap(a, b) == ref_overlap(a, b)
+
+
+# nats-server's sublist_test.go TestIsSubsetMatch, and the cases that decide permissions,
+# consumer filters and filtered purges: "foo" is not inside "foo.>"
+@pytest.mark.parametrize("subject, test, expected", [
+    ("foo.bar", "foo.bar", True), ("foo.*", ">", True), ("foo.*", "*.*", True),
+    ("foo.*", "foo.*", True), ("foo.*", "foo.bar", False), ("foo.>", ">", True),
+    ("foo.>", "*.>", True), ("foo.>", "foo.>", True), ("foo.>", "foo.bar", False),
+    ("foo..bar", "foo.*", False), ("foo.*", "foo..bar", False),
+    ("foo", "foo.>", False), ("foo", "foo.*", False), ("foo.bar", "foo", False),
+    ("foo.>", "foo.*", False), (">", "*", False), ("*", ">", True), ("*", "*", True),
+    ("*", "foo", False), ("foo", "*", True), ("foo.bar.baz", "foo.>", True),
+    ("foo.*.baz", "foo.*.>", True), ("foo.>", "foo.*.>", False), ("a*.b", "a*.b", True),
+    ("a*.b", "*.b", True), ("$JS.API.INFO", "$JS.>", True), ("$JS.EVENT.x", "$JS.EVENT.>", True),
+    ("", ">", True), ("", "", False), ("foo", "", False), ("foo.", "foo.*", False),
+    ("foo.", "foo.>", True), (".foo", "*.foo", False),
+])
+def test_is_subset_match_cases(subject, test, expected):
+    assert is_subset_match(subject, test) is expected
+    assert is_subset_match(subject.encode(), test.encode()) is expected
+
+
+@given(filters(), filters())
+@settings(max_examples=400)
+def test_is_subset_match_against_brute_force(a, b):
+    assert is_subset_match(a, b) == ref_subset(a, b)
+
+
+@given(filters(), filters())
+def test_is_subset_match_is_an_order(a, b):
+    """A filter lies inside itself; two filters inside each other are the same one."""
+    assert is_subset_match(a, a)
+    if is_subset_match(a, b) and is_subset_match(b, a):
+        assert a == b
 
 
 @given(st.text(alphabet="ab.*> \t", max_size=8), st.booleans())

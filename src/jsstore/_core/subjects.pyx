@@ -546,6 +546,16 @@ def filters_overlap(a, b):
                                         PyBytes_AS_STRING(y), <size_t>PyBytes_GET_SIZE(y)))
 
 
+def is_subset_match(subject, test):
+    """True when every subject that `subject` matches is matched by `test` too (both may
+    hold wildcards): nats-server's subjectIsSubsetMatch.  "foo.*" lies inside "foo.>",
+    "*.*" and ">"; "foo" does not lie inside "foo.>", nor "foo.>" inside "foo.*"."""
+    cdef bytes s = _subject_bytes(subject)
+    cdef bytes t = _subject_bytes(test)
+    return bool(subject_is_subset_match(PyBytes_AS_STRING(s), <size_t>PyBytes_GET_SIZE(s),
+                                        PyBytes_AS_STRING(t), <size_t>PyBytes_GET_SIZE(t)))
+
+
 # A `def subject_matches` would shadow the C function of the same name declared in
 # subjects.pxd, so the Python function is published under that name here.
 _subject_matches.__name__ = "subject_matches"

@@ -18,6 +18,7 @@ from typing import Callable
 import msgspec
 
 from jsstore.consumer import create as consumercreate
+from jsstore.gocompat.times import ZERO_TIME
 from jsstore.wire import apierrors as api_errors
 from jsstore.api.streams import _decode, go_encode, go_time, is_empty_request
 from jsstore.consumer.config import wire_config
@@ -63,7 +64,7 @@ class PauseError(msgspec.Struct):
     type: str
     error: dict
     paused: bool = False
-    pause_until: str = "0001-01-01T00:00:00Z"
+    pause_until: str = ZERO_TIME
 
 
 class NamesResponse(msgspec.Struct):

@@ -27,15 +27,13 @@ Answers:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from datetime import date
 
 import msgspec
 
+from jsstore.gocompat.times import TimeParseError, parse_time_ns, rfc3339_nano
 from jsstore.wire import headers as header_block
 from jsstore.wire.api import api_level_too_high
-from jsstore.store.consumerstore import rfc3339_nano
 from jsstore.errors import StoreError, TooManyResults
 
 CRLF = b"\r\n"
@@ -55,11 +53,6 @@ REQUIRED_API_LEVEL = b"NATS/1.0 412 Required Api Level\r\n\r\n"
 
 _UINT64_MAX = (1 << 64) - 1
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-_NANOS = 1_000_000_000
-_EPOCH_DAYS = date(1970, 1, 1).toordinal()
-# Go's RFC 3339 layout as time.Time's JSON decoding accepts it (upper-case T and Z only).
-_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?"
-                      r"(?:(Z)|([+-])(\d{2}):(\d{2}))\Z", re.ASCII)
 
 
 class MalformedRequest(ValueError):
@@ -82,30 +75,6 @@ class DirectGetRequest:
     no_hdr: bool = False
 
 
-def parse_go_time(text: str) -> int:
-    """Unix ns of an RFC 3339 time as Go's time.Time JSON decoding reads it."""
-    match = _RFC3339.match(text)
-    if match is None:
-        raise MalformedRequest(f"not an RFC 3339 time: {text!r}")
-    year, month, day, hour, minute, second = (int(part) for part in match.group(1, 2, 3, 4, 5, 6))
-    if hour > 23 or minute > 59 or second > 59:
-        raise MalformedRequest(f"time out of range: {text!r}")
-    try:
-        days = date(year, month, day).toordinal() - _EPOCH_DAYS
-    except ValueError as exc:
-        raise MalformedRequest(f"day out of range: {text!r}") from exc
-    fraction = match.group(7) or ""
-    nanos = int((fraction + "000000000")[:9])
-    offset = 0
-    if match.group(8) is None:
-        offset_hours, offset_minutes = int(match.group(10)), int(match.group(11))
-        if offset_hours > 23 or offset_minutes > 59:
-            raise MalformedRequest(f"time zone offset out of range: {text!r}")
-        offset = (offset_hours * 3600 + offset_minutes * 60) * (1 if match.group(9) == "+" else -1)
-    seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
-    return seconds * _NANOS + nanos
-
-
 def _integer(value, low: int, high: int, name: str) -> int:
     if type(value) is not int or not low <= value <= high:
         raise MalformedRequest(f"{name}: not an integer in [{low}, {high}]")
@@ -119,7 +88,10 @@ def _string(value, name: str) -> str:
 
 
 def _time(value, name: str) -> int:
-    return parse_go_time(_string(value, name))
+    try:
+        return parse_time_ns(_string(value, name))
+    except TimeParseError as exc:
+        raise MalformedRequest(f"{name}: {exc}") from None
 
 
 def _strings(value, name: str) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import msgspec
 
+from jsstore.gocompat.times import ZERO_TIME
 from jsstore.stream.config import StreamConfig
 from jsstore.wire.api import API_LEVEL, API_PREFIX, SERVER_VERSION, TYPE_PREFIX  # noqa: F401
 
@@ -29,7 +30,7 @@ MSG_DELETE_TYPE = TYPE_PREFIX + "stream_msg_delete_response"
 NAMES_LIMIT = 1024             # JSApiNamesLimit: names per STREAM.NAMES page
 LIST_LIMIT = 256               # JSApiListLimit: infos per STREAM.LIST page
 MAX_SUBJECT_DETAILS = 100_000  # JSMaxSubjectDetails: subjects per STREAM.INFO page
-GO_ZERO_TIME = "0001-01-01T00:00:00Z"
+GO_ZERO_TIME = ZERO_TIME     # Go's zero time.Time, as JSON writes it
 
 
 # -- requests -----------------------------------------------------------------------------

@@ -44,7 +44,7 @@ from jsstore.api import schemas
 from jsstore.api.streams import go_encode, go_time, is_empty_request, state_body, wire_config
 from jsstore.stream import config as streamconfig
 from jsstore.wire.bus import Msg
-from jsstore.store.consumerstore import rfc3339_nano
+from jsstore.gocompat.times import rfc3339_nano
 from jsstore.errors import StoreError
 from jsstore.store.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
 from jsstore.store.memstore import MemStore

@@ -21,7 +21,7 @@ import msgspec
 from jsstore._core.subjects import filters_overlap
 from jsstore.wire import apierrors as api_errors
 from jsstore.api import schemas
-from jsstore.store.consumerstore import rfc3339_nano
+from jsstore.gocompat.times import rfc3339_nano
 from jsstore.store.contract import StreamState
 from jsstore.stream.config import StreamConfig
 

@@ -23,7 +23,8 @@ from jsstore.stream import advisories
 from jsstore.consumer import events as consumerevents
 from jsstore.errors import MsgNotFound, StoreError
 
-MS = 1_000_000
+from jsstore.gocompat.durations import MILLISECOND as MS
+
 ACK_WAIT_DELAY = MS                     # ackWaitDelay: lets a burst expire together
 TERM_LIMITS_REASON = "Message deleted by stream limits"
 TERM_UNACKED_REASON = "Unacknowledged message was deleted"

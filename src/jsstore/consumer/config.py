@@ -28,33 +28,34 @@ carries the server's and the account's JetStream limits that take part.
 
 nats-server 2.15 keeps a one-entry ``filter_subjects`` as it is, keeps ``num_replicas`` as
 given (0 included), and accepts filters outside the stream's subjects; so does this
-module.  Times are parsed and written as Go's ``time`` package does (``parse_go_time``,
-``format_go_time``), durations in errors as Go prints them (``go_duration``).
+module.  Times are parsed and written as Go's ``time`` package does, durations in errors
+as Go prints them (``jsstore.gocompat.times`` and ``durations``).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Literal, NamedTuple
+from typing import Iterable, Literal
 
 import msgspec
 
 from jsstore.stream import config as streamconfig
-from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
+from jsstore._core.subjects import filters_overlap, is_literal, is_subset_match, is_valid_subject
+from jsstore.gocompat.durations import MILLISECOND, SECOND, format_go_duration
+from jsstore.gocompat.times import (TimeParseError, format_go_time, is_zero_time,
+                                    parse_go_time, parse_time_ns, utc_text)
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import api as wire_api
 
-NANOS_PER_MS = 1_000_000
-NANOS_PER_SECOND = 1_000_000_000
-DEFAULT_ACK_WAIT = 30 * NANOS_PER_SECOND         # JsAckWaitDefault
-DEFAULT_INACTIVE_THRESHOLD = 5 * NANOS_PER_SECOND  # JsDeleteWaitTimeDefault (ephemerals)
+DEFAULT_ACK_WAIT = 30 * SECOND                   # JsAckWaitDefault
+DEFAULT_INACTIVE_THRESHOLD = 5 * SECOND          # JsDeleteWaitTimeDefault (ephemerals)
 DEFAULT_MAX_ACK_PENDING = 1000                   # JsDefaultMaxAckPending
 DEFAULT_MAX_WAITING = 512                        # JSWaitQueueDefaultMax
-DEFAULT_PINNED_TTL = 120 * NANOS_PER_SECOND      # JsDefaultPinnedTTL
-FLOW_CONTROL_HEARTBEAT = NANOS_PER_SECOND        # sourceHealthHB, fixed for ack flow_control
-MIN_HEARTBEAT = 100 * NANOS_PER_MS
-MIN_MAX_EXPIRES = NANOS_PER_MS
+DEFAULT_PINNED_TTL = 120 * SECOND                # JsDefaultPinnedTTL
+FLOW_CONTROL_HEARTBEAT = SECOND                  # sourceHealthHB, fixed for ack flow_control
+MIN_HEARTBEAT = 100 * MILLISECOND
+MIN_MAX_EXPIRES = MILLISECOND
 MAX_NAME_LEN = 255                               # JSMaxNameLen
 MAX_DESCRIPTION_LEN = 4 * 1024                   # JSMaxDescriptionLen
 MAX_METADATA_LEN = 128 * 1024                    # JSMaxMetadataLen (keys + values)
@@ -128,22 +129,7 @@ class ServerLimits:
 NO_LIMITS = ServerLimits()
 
 
-# -- Go's quoting, RFC 3339 times and durations --------------------------------------------
-class GoTime(NamedTuple):
-    """A parsed time: wall clock fields in the offset it was written with."""
-    year: int
-    month: int
-    day: int
-    hour: int
-    minute: int
-    second: int
-    nanos: int
-    offset: int                         # seconds east of UTC
-
-
-_RFC3339 = "2006-01-02T15:04:05Z07:00"
-
-
+# -- Go's quoting -------------------------------------------------------------------------
 def go_time_quote(text: str | bytes) -> str:
     """Go's time package quote(): double quotes, non-ASCII and control bytes as \\xNN."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
@@ -200,181 +186,6 @@ def go_strconv_quote(text: str | bytes) -> str:
     return "".join(out) + '"'
 
 
-class TimeParseError(ValueError):
-    """Go's time.ParseError text for a value that is not RFC 3339."""
-
-
-def _cannot_parse(value: bytes, value_elem: bytes, layout_elem: str) -> TimeParseError:
-    return TimeParseError(f"parsing time {go_time_quote(value)} as {go_time_quote(_RFC3339)}: "
-                          f"cannot parse {go_time_quote(value_elem)} as {go_time_quote(layout_elem)}")
-
-
-def _out_of_range(value: bytes, what: str) -> TimeParseError:
-    return TimeParseError(f"parsing time {go_time_quote(value)}: {what} out of range")
-
-
-def _digit(data: bytes, index: int) -> bool:
-    return index < len(data) and 0x30 <= data[index] <= 0x39
-
-
-def _getnum(data: bytes, fixed: bool) -> tuple[int, bytes] | None:
-    """Go's getnum: one or two digits (exactly two when fixed); None when not a number."""
-    if not _digit(data, 0):
-        return None
-    if not _digit(data, 1):
-        return None if fixed else (data[0] - 0x30, data[1:])
-    return (data[0] - 0x30) * 10 + data[1] - 0x30, data[2:]
-
-
-def _days_in(month: int, year: int) -> int:
-    if month == 2:
-        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
-    return 30 if month in (4, 6, 9, 11) else 31
-
-
-def parse_go_time(text: str) -> GoTime:
-    """Parse `text` as Go's time.Parse(time.RFC3339, ...) does, with its error texts
-    (TimeParseError): fractional seconds with '.' or ',', one-digit hours, 'Z' or
-    +hh:mm offsets, more than nine fraction digits truncated."""
-    whole = text.encode("utf-8", "replace")
-    value = whole
-    if len(value) < 4 or not all(_digit(value, i) for i in range(4)):
-        raise _cannot_parse(whole, value, "2006")
-    year, value = int(value[:4]), value[4:]
-    fields = []
-    for separator, element, fixed, limit, what in (
-            (b"-", "01", True, 13, "month"), (b"-", "02", True, None, None),
-            (b"T", "15", False, 24, "hour"), (b":", "04", True, 60, "minute"),
-            (b":", "05", True, 60, "second")):
-        if not value.startswith(separator):
-            raise _cannot_parse(whole, value, separator.decode())
-        value = value[1:]
-        parsed = _getnum(value, fixed)
-        if parsed is None:
-            raise _cannot_parse(whole, value, element)
-        number, value = parsed
-        if limit is not None and (number >= limit or (what == "month" and number == 0)):
-            raise _out_of_range(whole, what)
-        fields.append(number)
-    nanos = 0
-    if len(value) >= 2 and value[:1] in (b".", b",") and _digit(value, 1):
-        end = 2
-        while _digit(value, end):
-            end += 1
-        digits = value[1:min(end, 10)]
-        nanos = int(digits) * 10 ** (9 - len(digits))
-        value = value[end:]
-    offset, value = _parse_offset(whole, value)
-    if value:
-        raise TimeParseError(f"parsing time {go_time_quote(whole)}: extra text: {go_time_quote(value)}")
-    month, day, hour, minute, second = fields
-    if day < 1 or day > _days_in(month, year):
-        raise _out_of_range(whole, "day")
-    return GoTime(year, month, day, hour, minute, second, nanos, offset)
-
-
-def _parse_offset(whole: bytes, value: bytes) -> tuple[int, bytes]:
-    """The Z07:00 element: 'Z', or a sign, two hour digits, ':' and two minute digits.
-    As in Go, an offset out of range is reported before a bad sign or digit."""
-    if value[:1] == b"Z":
-        return 0, value[1:]
-    if len(value) < 6 or value[3:4] != b":":
-        raise _cannot_parse(whole, value, "Z07:00")
-    hours = _getnum(value[1:3], True)
-    minutes = _getnum(value[4:6], True) if hours is not None else None
-    hour, minute = (hours or (0,))[0], (minutes or (0,))[0]
-    out_of_range = None
-    if hour > 24:
-        out_of_range = "time zone offset hour"
-    if minute > 60:
-        out_of_range = "time zone offset minute"
-    if out_of_range:
-        raise _out_of_range(whole, out_of_range)
-    if hours is None or minutes is None or value[:1] not in (b"+", b"-"):
-        raise _cannot_parse(whole, value, "Z07:00")
-    offset = (hour * 60 + minute) * 60
-    return (-offset if value[:1] == b"-" else offset), value[6:]
-
-
-def format_go_time(t: GoTime) -> str:
-    """Go's time.RFC3339Nano text (what its JSON encoder writes for a time.Time)."""
-    text = (f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:"
-            f"{t.second:02d}")
-    if t.nanos:
-        text += "." + f"{t.nanos:09d}".rstrip("0")
-    if t.offset == 0:
-        return text + "Z"
-    zone = abs(t.offset) // 60
-    return text + ("-" if t.offset < 0 else "+") + f"{zone // 60:02d}:{zone % 60:02d}"
-
-
-def _days_from_civil(year: int, month: int, day: int) -> int:
-    """Days since 1970-01-01 in the proleptic Gregorian calendar."""
-    year -= month <= 2
-    era = year // 400
-    yoe = year - era * 400
-    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def _civil_from_days(days: int) -> tuple[int, int, int]:
-    days += 719468
-    era = days // 146097
-    doe = days - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + (3 if mp < 10 else -9)
-    return yoe + era * 400 + (month <= 2), month, day
-
-
-def time_ns(text: str) -> int:
-    """The instant of an RFC 3339 text as Unix nanoseconds."""
-    t = parse_go_time(text)
-    seconds = (_days_from_civil(t.year, t.month, t.day) * 86400 + t.hour * 3600
-               + t.minute * 60 + t.second - t.offset)
-    return seconds * NANOS_PER_SECOND + t.nanos
-
-
-def utc_text(text: str) -> str:
-    """The same instant in UTC, as Go writes it."""
-    seconds, nanos = divmod(time_ns(text), NANOS_PER_SECOND)
-    days, rest = divmod(seconds, 86400)
-    year, month, day = _civil_from_days(days)
-    return format_go_time(GoTime(year, month, day, rest // 3600, rest // 60 % 60, rest % 60,
-                                 nanos, 0))
-
-
-_ZERO_TIME_NS = -62135596800 * NANOS_PER_SECOND   # Go's zero time.Time
-
-
-def go_duration(ns: int) -> str:
-    """Go's time.Duration.String(): "10s", "1m30s", "1.5ms", "0s"."""
-    if ns == 0:
-        return "0s"
-    sign, value = ("-" if ns < 0 else ""), abs(ns)
-    if value < NANOS_PER_SECOND:
-        for limit, digits, unit in ((1_000, 0, "ns"), (1_000_000, 3, "µs"),
-                                    (NANOS_PER_SECOND, 6, "ms")):
-            if value < limit:
-                return sign + _fraction(value, digits) + unit
-    text = _fraction(value % (60 * NANOS_PER_SECOND), 9) + "s"
-    minutes = value // (60 * NANOS_PER_SECOND)
-    if minutes:
-        text = f"{minutes % 60}m" + text
-        if minutes >= 60:
-            text = f"{minutes // 60}h" + text
-    return sign + text
-
-
-def _fraction(value: int, digits: int) -> str:
-    whole, part = divmod(value, 10 ** digits)
-    fraction = f"{part:0{digits}d}".rstrip("0") if digits else ""
-    return f"{whole}.{fraction}" if fraction else str(whole)
-
-
 # -- JSON ----------------------------------------------------------------------------------
 _GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
                ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
@@ -429,20 +240,12 @@ def required_api_level(cfg: ConsumerConfig) -> int:
     1 for a pause time or priority groups (2.11), 4 for the flow_control ack policy."""
     if cfg.ack_policy == "flow_control":
         return 4
-    if cfg.pause_until is not None and not _is_zero_time(cfg.pause_until):
+    if cfg.pause_until is not None and not is_zero_time(cfg.pause_until):
         return 1
     if ((cfg.priority_policy or "none") != "none" or cfg.priority_timeout != 0
             or cfg.priority_groups):
         return 1
     return 0
-
-
-def _is_zero_time(text: str) -> bool:
-    """Go's Time.IsZero: the instant 0001-01-01T00:00:00Z, in any offset."""
-    try:
-        return time_ns(text) == _ZERO_TIME_NS
-    except TimeParseError:
-        return False
 
 
 def with_static_metadata(cfg: ConsumerConfig) -> ConsumerConfig:
@@ -567,27 +370,6 @@ def is_valid_asset_name(name: str) -> bool:
 
 def _invalid(text: str) -> api_errors.ApiError:
     return api_errors.JSStreamInvalidConfigF(err=text)
-
-
-def is_subset_match(subject: str, test: str) -> bool:
-    """nats-server's subjectIsSubsetMatch: every subject `subject` matches, `test` matches
-    too (both may hold wildcards)."""
-    tokens, test_tokens = subject.split("."), test.split(".")
-    for i, test_token in enumerate(test_tokens):
-        if i >= len(tokens) or not test_token:
-            return False
-        if test_token == ">":
-            return True
-        token = tokens[i]
-        if not token or token == ">":
-            return False
-        if token == "*":
-            if test_token != "*":
-                return False
-            continue
-        if test_token != "*" and token != test_token:
-            return False
-    return len(tokens) == len(test_tokens)
 
 
 def subject_filters(cfg: ConsumerConfig) -> list[str]:
@@ -728,7 +510,7 @@ def _check_limits(cfg: ConsumerConfig, stream, limits: ServerLimits) -> None:
             raise api_errors.JSConsumerMaxPendingAckExcessErrF(limit=limit)
     if 0 < stream_limits.inactive_threshold < cfg.inactive_threshold:
         raise api_errors.JSConsumerInactiveThresholdExcess(
-            limit=go_duration(stream_limits.inactive_threshold))
+            limit=format_go_duration(stream_limits.inactive_threshold))
 
 
 def _check_filters(cfg: ConsumerConfig) -> None:
@@ -906,7 +688,7 @@ def same_config(new: ConsumerConfig, old: ConsumerConfig) -> bool:
 def _start_times_differ(old: str | None, new: str | None) -> bool:
     if old is None or new is None:
         return (old is None) != (new is None)
-    return time_ns(old) != time_ns(new)
+    return parse_time_ns(old) != parse_time_ns(new)
 
 
 def check_update(old: ConsumerConfig, new: ConsumerConfig,

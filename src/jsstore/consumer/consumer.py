@@ -34,8 +34,8 @@ from collections import OrderedDict
 
 from jsstore.consumer import events as consumerevents
 from jsstore.stream.advisories import ADVISORY_PREFIX
-from jsstore._core.subjects import _subject_matches
-from jsstore.api.direct import parse_go_time
+from jsstore._core.subjects import _subject_matches, is_subset_match
+from jsstore.gocompat.times import parse_time_ns
 from jsstore.wire.bus import Msg
 from jsstore.consumer.acknowledgements import AckMixin
 from jsstore.consumer.delivery import DeliveryMixin
@@ -44,8 +44,8 @@ from jsstore.consumer.push import PushMixin
 from jsstore.consumer.acknowledgements import TERM_LIMITS_REASON
 from jsstore.errors import StoreError
 
-MS = 1_000_000
-SECOND = 1_000_000_000
+from jsstore.gocompat.durations import MILLISECOND as MS, SECOND
+
 ACK_WAIT_DELAY = MS                     # ackWaitDelay: lets a burst expire together
 DELETE_WAIT_DEFAULT = 5 * SECOND        # JsDeleteWaitTimeDefault (ephemerals)
 PINNED_TTL_DEFAULT = 120 * SECOND       # JsDefaultPinnedTTL
@@ -69,26 +69,11 @@ def sample_frequency(text: str | None) -> int:
         return 0
 
 
-def is_subset_match(subject: str, of: str) -> bool:
-    """Whether every subject `subject` matches is also matched by `of` (both may hold
-    wildcards): nats-server's subset test."""
-    tokens, pattern = subject.split("."), of.split(".")
-    for i, want in enumerate(pattern):
-        if want == ">":
-            return True
-        if i >= len(tokens):
-            return False
-        got = tokens[i]
-        if got == ">" or (want != "*" and (got == "*" or got != want)):
-            return False
-    return len(tokens) == len(pattern)
-
-
 def rfc3339_ns(text: str | None) -> int:
     """Unix ns of an RFC 3339 config time; 0 for none (or Go's zero time)."""
     if not text:
         return 0
-    ns = parse_go_time(text)
+    ns = parse_time_ns(text)
     return ns if ns > 0 else 0
 
 

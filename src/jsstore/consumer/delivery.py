@@ -16,7 +16,8 @@ from jsstore.wire.bus import Msg
 from jsstore.consumer.acknowledgements import TERM_UNACKED_REASON
 from jsstore.errors import MsgNotFound, StoreEOF, StoreError
 
-MS = 1_000_000
+from jsstore.gocompat.durations import MILLISECOND as MS
+
 ACK_WAIT_DELAY = MS                     # ackWaitDelay: lets a burst expire together
 MAX_ACK_PENDING = "max ack pending reached"   # getNextMsg's stall (errMaxAckPending)
 FIRST_HANDOVER = 8              # a pull batch's first messages, handed to the bus on their own

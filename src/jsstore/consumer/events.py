@@ -14,7 +14,7 @@ from __future__ import annotations
 import msgspec
 
 from jsstore.stream.advisories import (ACCOUNT, ADVISORY_PREFIX, ADVISORY_TYPE_PREFIX, _encode, _timestamp, next_id)
-from jsstore.store.consumerstore import rfc3339_nano
+from jsstore.gocompat.times import rfc3339_nano
 
 METRIC_PREFIX = "$JS.EVENT.METRIC"
 PAUSE_TYPE = ADVISORY_TYPE_PREFIX + "consumer_pause"

@@ -17,7 +17,7 @@ from jsstore.consumer import events as consumerevents
 from jsstore.consumer import pullrequests
 from jsstore.consumer.waitqueue import WaitingRequest, WaitQueue
 
-SECOND = 1_000_000_000
+from jsstore.gocompat.durations import SECOND
 
 
 class PullMixin:

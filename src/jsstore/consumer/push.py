@@ -16,8 +16,8 @@ from jsstore.consumer import pullrequests
 from jsstore.wire import headers as header_block
 from jsstore.wire.bus import Msg
 
-SECOND = 1_000_000_000
-MS = 1_000_000
+from jsstore.gocompat.durations import MILLISECOND as MS, SECOND
+
 FLOW_CONTROL_MAX_PENDING = 32 * 1024 * 1024    # JsFlowControlMaxPending
 DEFAULT_MAX_PAYLOAD = 1024 * 1024              # the rate limiter's burst without max_msg_size
 _DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -44,7 +44,7 @@ from jsstore._core.hashing import meta_hash_key, meta_sum
 from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
 from jsstore.wire import apierrors as api_errors
 from jsstore.store.config import StoreOptions
-from jsstore.store.consumerstore import rfc3339_nano
+from jsstore.gocompat.times import rfc3339_nano
 from jsstore.errors import StoreClosed, StoreError
 from jsstore.store.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
 from jsstore.store.memstore import MemStore
@@ -52,7 +52,6 @@ from jsstore.store.contract import StreamState
 from jsstore.stream.config import StreamConfig
 
 ACCOUNT = "$G"                  # the global account: nats-server's directory for it
-NANOS_PER_SECOND = 1_000_000_000
 # stream features beyond the basics that this JetStream implements
 FEATURES = frozenset({"counters", "batches", "schedules", "expiry", "ttl",
                       "subject_delete_markers", "republish", "direct_get", "advisories",

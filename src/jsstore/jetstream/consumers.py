@@ -28,11 +28,12 @@ from jsstore._core.subjects import _subject_matches, filters_overlap
 from jsstore.wire import apierrors as api_errors
 from jsstore.consumer.consumer import Consumer, rfc3339_ns
 from jsstore.consumer.config import ConsumerConfig
-from jsstore.store.consumerstore import CONSUMER_DIR, read_consumer_meta, rfc3339_nano
+from jsstore.store.consumerstore import CONSUMER_DIR, read_consumer_meta
+from jsstore.gocompat.times import ZERO_TIME, rfc3339_nano
 from jsstore.errors import StoreError
 
 _NAME_ALPHABET = string.ascii_letters + string.digits
-GO_ZERO_TIME = "0001-01-01T00:00:00Z"
+GO_ZERO_TIME = ZERO_TIME
 
 
 class SequenceInfo(msgspec.Struct, omit_defaults=True):

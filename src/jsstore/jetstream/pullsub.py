@@ -18,9 +18,9 @@ import threading
 
 import msgspec
 
-from jsstore.store.consumerstore import rfc3339_nano
+from jsstore.gocompat.times import rfc3339_nano
 
-SECOND = 1_000_000_000
+from jsstore.gocompat.durations import SECOND
 
 
 class SequencePair(msgspec.Struct, frozen=True):

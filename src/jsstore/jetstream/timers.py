@@ -14,6 +14,8 @@ import threading
 import time
 from typing import Callable
 
+from jsstore.gocompat.durations import SECOND
+
 log = logging.getLogger(__name__)
 IDLE_WAIT = 60.0       # seconds to sleep with nothing scheduled (a wake cuts it short)
 
@@ -62,6 +64,6 @@ class TimerThread:
                 next_due = self._tick()
             except Exception:                # a failing tick must not end the timers
                 log.exception("timed work failed")
-                next_due = time.time_ns() + 1_000_000_000
+                next_due = time.time_ns() + SECOND
             if next_due is not None:
                 self.wake(next_due)

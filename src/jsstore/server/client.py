@@ -16,8 +16,7 @@ import time
 
 from jsstore._core import protocol
 from jsstore.wire.ackreply import ACK_PREFIX
-from jsstore._core.subjects import _subject_matches, is_valid_subject
-from jsstore.consumer.consumer import is_subset_match
+from jsstore._core.subjects import _subject_matches, filters_overlap, is_literal, is_valid_subject
 from jsstore.server.subscriptions import Subscription
 
 NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"
@@ -32,16 +31,19 @@ INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
 
 
-def allowed(rules: dict | None, subject: str, subscription: bool) -> bool:
-    """Whether permissions {allow, deny} let `subject` through (no rules: everything).  A
-    subscription's wildcards must lie inside an allowed filter."""
+def allowed(rules: dict | None, subject: str) -> bool:
+    """Whether permissions {allow, deny} let `subject` through (no rules: everything): it
+    must match an allowed filter and no denied one.  A subscription's own wildcards are
+    matched as the tokens they are written as, the way nats-server's canSubscribe looks
+    the subject up in its sublist of rules: "foo.*" passes "foo.>" and "foo.*" but not
+    "foo.bar"; "foo" does not pass "foo.>"; and "foo.>" passes "foo.*" ("*" takes the
+    one token ">")."""
     if not rules:
         return True
-    match = is_subset_match if subscription else _subject_matches
     allow, deny = rules.get("allow") or [], rules.get("deny") or []
-    if allow and not any(match(subject, rule) for rule in allow):
+    if allow and not any(_subject_matches(subject, rule) for rule in allow):
         return False
-    return not any(_subject_matches(subject, rule) or match(subject, rule) for rule in deny)
+    return not any(_subject_matches(subject, rule) for rule in deny)
 
 
 class Client(asyncio.Protocol):
@@ -62,6 +64,7 @@ class Client(asyncio.Protocol):
         self.closed = False
         self.authorized = not server.auth_required
         self.permissions: dict | None = None      # {publish/subscribe: {allow, deny}}
+        self.denied_deliveries: list[str] | None = None  # mperms: see load_deny_filter
         self.started = self.active = time.time()
         self.peer: tuple = ("", 0)
         self.name = self.lang = self.version = ""
@@ -219,7 +222,7 @@ class Client(asyncio.Protocol):
         return True
 
     def _pub(self, subject: str, reply: str | None, hdr: bytes | None, payload: bytes) -> None:
-        if self.permissions and not allowed(self.permissions.get("publish"), subject, False):
+        if self.permissions and not allowed(self.permissions.get("publish"), subject):
             self.out.append(protocol.err_frame(
                 f'Permissions Violation for Publish to "{subject}"'))
             return
@@ -242,13 +245,33 @@ class Client(asyncio.Protocol):
             return
         if sid in self.subs:
             return
-        if self.permissions and not allowed(self.permissions.get("subscribe"), subject, True):
+        if self.permissions and not allowed(self.permissions.get("subscribe"), subject):
             self.out.append(protocol.err_frame(
                 f'Permissions Violation for Subscription to "{subject}"'))
             return
+        if self.permissions and self.denied_deliveries is None and not is_literal(subject):
+            self.load_deny_filter(subject)
         sub = Subscription(self, subject, queue, sid)
         self.subs[sid] = sub
         self.server.subscribe(sub)
+
+    def load_deny_filter(self, subject: str) -> None:
+        """nats-server's loadMsgDenyFilter: once an allowed wildcard subscription could
+        take in a denied subject (a deny rule overlaps it: "foo.*" and "*.baz" share
+        "foo.baz"), every message for this client is checked against the subscribe deny
+        rules before it goes out, for all its subscriptions; until then none is.  (Which
+        wildcard subscriptions load it cannot be seen from outside beyond that: a message
+        is only dropped when it matches a deny rule and a subscription, which then
+        overlap.)  The checking versions of deliver and deliver_many replace the plain
+        ones on this client only, so that other clients' deliveries pay nothing."""
+        deny = (self.permissions.get("subscribe") or {}).get("deny") or []
+        if any(filters_overlap(rule, subject) for rule in deny):
+            self.denied_deliveries = list(deny)
+            self.deliver = self._deliver_unless_denied
+            self.deliver_many = self._deliver_many_unless_denied
+
+    def _is_denied(self, subject: str) -> bool:
+        return any(_subject_matches(subject, rule) for rule in self.denied_deliveries)
 
     def _unsub(self, sid: str, limit: int) -> None:
         sub = self.subs.get(sid)
@@ -296,6 +319,17 @@ class Client(asyncio.Protocol):
             out.append(frame(msg.subject, sid, msg.reply, hdr, data))
             size += len(data) + (len(hdr) if hdr else 0)
         self._sent(sub, len(msgs), size)
+
+    def _deliver_unless_denied(self, sub: Subscription, subject: str, reply: str | None,
+                               hdr: bytes | None, payload: bytes) -> None:
+        """deliver, for a client with a deny filter: a denied subject is dropped uncounted."""
+        if not self._is_denied(subject):
+            Client.deliver(self, sub, subject, reply, hdr, payload)
+
+    def _deliver_many_unless_denied(self, sub: Subscription, msgs: list) -> None:
+        msgs = [msg for msg in msgs if not self._is_denied(msg.subject)]
+        if msgs:
+            Client.deliver_many(self, sub, msgs)
 
     def _sent(self, sub: Subscription, count: int, size: int) -> None:
         """Count `count` messages of `size` bytes queued for `sub`; its UNSUB limit."""

@@ -11,8 +11,9 @@ import json
 import os
 import resource
 import time
-from datetime import datetime, timezone
 
+from jsstore.gocompat.durations import SECOND
+from jsstore.gocompat.times import rfc3339_nano
 from jsstore.server.defaults import DEFAULT_MAX_PENDING, GO_VERSION
 
 MAX_CONTROL_LINE = 4096
@@ -22,7 +23,8 @@ AUTH_TIMEOUT = 2.0
 
 
 def _rfc3339(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat().replace("+00:00", "Z")
+    """A time.time() value as Go's JSON writes a time.Time in UTC (RFC3339Nano)."""
+    return rfc3339_nano(round(seconds * SECOND))
 
 
 def _uptime(seconds: float) -> str:

@@ -176,6 +176,8 @@ class Server:
         route, capture, match = self.route, router.capture, self.table.match
         frame = protocol.msg_frame
         answered = answered_bytes = 0           # answers put straight into origin.out
+        # (not for a publisher with a deny filter: its deliver checks each subject)
+        direct = origin if origin.denied_deliveries is None else None
         with router.lock:
             for subject, reply, hdr, payload in run:
                 # route() inlined for the common cases: nobody subscribes to what is
@@ -188,7 +190,7 @@ class Server:
                 if answer is not None:
                     for sub in match(reply):
                         client = sub.client
-                        if client is origin and not sub.max and not client.closed:
+                        if client is direct and not sub.max and not client.closed:
                             # (origin.out, not a copy of it: a flush on the way,
                             # say of a pull batch a publish released, replaces it)
                             origin.out.append(frame(reply, sub.sid, None, None, answer))

@@ -7,6 +7,7 @@ from jsstore._core import queries
 from jsstore._core.engine import BlockStore
 from jsstore._core.subjects import SubjectIndex
 from jsstore.errors import StoreClosed, StoreEOF
+from jsstore.gocompat.durations import SECOND
 from jsstore.store.ttl import NEVER, TTLSchedule
 import time
 
@@ -36,7 +37,7 @@ class StoreBase(BlockStore):
 
     # -- per-message TTLs -------------------------------------------------------------
     def _ttl_added(self, seq: int, ts: int, ttl: int) -> None:
-        expires = ts + ttl * 1_000_000_000
+        expires = ts + ttl * SECOND
         self.ttls.add(seq, expires)
         if expires < self.next_ttl_expiry:
             self.next_ttl_expiry = expires

@@ -20,7 +20,6 @@ carries older state than an earlier one.
 
 from __future__ import annotations
 
-import functools
 import heapq
 import itertools
 import json
@@ -28,11 +27,11 @@ import os
 import shutil
 import threading
 import time
-from datetime import datetime, timezone
 
 from jsstore._core import hashing
 from jsstore._core.ackstate import AckState
 from jsstore.errors import CorruptFile, OldUpdate, StoreClosed, StoreError, WriteError
+from jsstore.gocompat.times import rfc3339_nano
 from jsstore.store.contract import FILE_STORAGE, MEMORY_STORAGE, ConsumerState
 from jsstore.store.files import write_atomically
 
@@ -42,20 +41,6 @@ META_SUM_FILE = "meta.sum"
 STATE_FILE = "o.dat"
 FLUSH_INTERVAL = 0.1  # seconds: at most ~10 o.dat writes per second per consumer
 DIR_PERMS = 0o700
-
-
-@functools.lru_cache(maxsize=256)
-def _utc_seconds(seconds: int) -> str:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-
-
-def rfc3339_nano(ts_ns: int) -> str:
-    """Go's time.RFC3339Nano for a UTC time: fraction without trailing zeros, 'Z'."""
-    seconds, fraction = divmod(ts_ns, 1_000_000_000)
-    text = _utc_seconds(seconds)
-    if fraction:
-        text += "." + f"{fraction:09d}".rstrip("0")
-    return text + "Z"
 
 
 # Go's encoding/json escapes these inside strings; doing the same keeps meta.inf byte-alike.

@@ -24,7 +24,9 @@ from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
 from jsstore.store.base import StoreBase
 from jsstore.store.config import (StoreConfig, StoreOptions, dyn_block_size, store_config_of,
                                   stream_config_json)
-from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore, rfc3339_nano
+from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore
+from jsstore.gocompat.durations import SECOND
+from jsstore.gocompat.times import rfc3339_nano
 from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
 from jsstore.store.contract import FILE_STORAGE
 from jsstore.store import indexdb as statefile
@@ -232,7 +234,7 @@ class FileStore(StoreBase):
                     break
                 ttl = ttl_from_header(sm.hdr)
                 if ttl > 0:
-                    self.ttls.add(seq, sm.ts + ttl * 1_000_000_000)
+                    self.ttls.add(seq, sm.ts + ttl * SECOND)
                 seq += 1
         self.next_ttl_expiry = self.ttls.next_expiry()
 

@@ -14,18 +14,15 @@ high_seq on are scanned for their `Nats-TTL` headers.
 from __future__ import annotations
 
 import heapq
-import re
 import struct
 
 from jsstore.errors import CorruptFile
+from jsstore.gocompat.durations import INT64_MAX, SECOND, parse_go_duration
 from jsstore.gocompat.varints import get_uvarint, put_uvarint, put_varint, unzigzag
 
-NEVER = (1 << 63) - 1
+NEVER = INT64_MAX                   # the schedule's "nothing due"
 THW_VERSION = 1
 _HEADER = struct.Struct("<BQQ")
-_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
-          "m": 60_000_000_000, "h": 3_600_000_000_000}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
 def parse_ttl(value: str) -> int:
@@ -37,15 +34,10 @@ def parse_ttl(value: str) -> int:
     if value.isdigit():
         seconds = int(value)
     else:
-        pos, total = 0, 0.0
-        for match in _DURATION_PART.finditer(value):
-            if match.start() != pos:
-                raise ValueError(f"invalid TTL {value!r}")
-            total += float(match.group(1)) * _UNITS[match.group(2)]
-            pos = match.end()
-        if pos != len(value) or pos == 0:
-            raise ValueError(f"invalid TTL {value!r}")
-        seconds = int(total // 1_000_000_000)
+        try:
+            seconds = parse_go_duration(value) // SECOND
+        except ValueError:
+            raise ValueError(f"invalid TTL {value!r}") from None
     if seconds < 1:
         raise ValueError(f"TTL {value!r} is under one second")
     return seconds

@@ -39,7 +39,7 @@ from typing import Any
 import msgspec
 
 from jsstore.api.streams import go_encode
-from jsstore.store.consumerstore import rfc3339_nano
+from jsstore.gocompat.times import rfc3339_nano
 
 ADVISORY_PREFIX = "$JS.EVENT.ADVISORY"
 ADVISORY_TYPE_PREFIX = "io.nats.jetstream.advisory.v1."

@@ -56,6 +56,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
+from jsstore.gocompat.durations import SECOND
 from jsstore.wire import headers
 from jsstore.wire.apierrors import (JSAtomicPublishContainsDuplicateMessageErr, JSAtomicPublishDisabledErr, JSAtomicPublishIncompleteBatchErr, JSAtomicPublishInvalidBatchCommitErr, JSAtomicPublishInvalidBatchIDErr, JSAtomicPublishMissingSeqErr, JSAtomicPublishTooLargeBatchErrF, JSAtomicPublishTooManyInflight, JSAtomicPublishUnsupportedHeaderBatchErr, JSRequiredApiLevelErr, JSStreamWrongLastSequenceConstantErr, JSStreamWrongLastSequenceErrF)
 from jsstore.wire.api import API_LEVEL
@@ -77,7 +78,6 @@ ABANDONED_TIMEOUT = "timeout"
 ABANDONED_INCOMPLETE = "incomplete"
 ABANDONED_LARGE = "large"
 ABANDONED_UNSUPPORTED = "unsupported"
-_SECOND_NS = 1_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +87,7 @@ class BatchLimits:
     max_msgs: int = 1000  # messages per batch
     max_inflight_per_stream: int = 50  # open batches per stream
     max_inflight_total: int = 1000  # open batches in the server
-    timeout_ns: int = 10 * _SECOND_NS  # inactivity before a batch is abandoned
+    timeout_ns: int = 10 * SECOND  # inactivity before a batch is abandoned
 
 
 @dataclass(frozen=True, slots=True)

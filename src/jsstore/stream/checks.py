@@ -27,6 +27,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from jsstore.gocompat.durations import MINUTE
 from jsstore.wire import headers
 from jsstore.wire.apierrors import (JSMessageIncrDisabledErr, JSMessageIncrInvalidErr, JSMessageIncrMissingErr, JSMessageIncrPayloadErr, JSMessageTTLDisabledErr, JSMessageTTLInvalidErr, JSStreamExpectedLastSeqPerSubjectInvalid, JSStreamHeaderExceedsMaximumErr, JSStreamMessageExceedsMaximumErr, JSStreamNotMatchErr, JSStreamRollupFailedF, JSStreamWrongLastMsgIDErrF, JSStreamWrongLastSequenceErrF)
 from jsstore.stream.counters import INCR, parse_incr
@@ -44,7 +45,7 @@ MSG_TTL = "Nats-TTL"
 ROLLUP_SUBJECT = "sub"
 ROLLUP_ALL = "all"
 MAX_HEADER_SIZE = 0xFFFF  # math.MaxUint16
-DEFAULT_DUPLICATE_WINDOW_NS = 2 * 60 * 1_000_000_000  # StreamDefaultDuplicatesWindow
+DEFAULT_DUPLICATE_WINDOW_NS = 2 * MINUTE  # StreamDefaultDuplicatesWindow
 _UINT64 = 1 << 64
 
 LastSeqForSubject = Callable[[str], int]

@@ -18,15 +18,14 @@ from typing import Iterable, Literal
 
 import msgspec
 
+from jsstore.gocompat.durations import MILLISECOND, SECOND
 from jsstore.store import config as store_config
 from jsstore.stream import transform as subjtransform
-from jsstore._core.subjects import filters_overlap, is_valid_subject
+from jsstore._core.subjects import filters_overlap, is_subset_match, is_valid_subject
 from jsstore.wire import apierrors as api_errors
 
-NANOS_PER_MS = 1_000_000
-NANOS_PER_SECOND = 1_000_000_000
-DEFAULT_DUPLICATE_WINDOW = 120 * NANOS_PER_SECOND  # StreamDefaultDuplicatesWindow
-MIN_WINDOW = 100 * NANOS_PER_MS                    # max_age and duplicate_window floor
+DEFAULT_DUPLICATE_WINDOW = 120 * SECOND           # StreamDefaultDuplicatesWindow
+MIN_WINDOW = 100 * MILLISECOND                    # max_age and duplicate_window floor
 MAX_REPLICAS = 5                                   # StreamMaxReplicas
 MAX_NAME_LEN = 255                                 # JSMaxNameLen
 MAX_DESCRIPTION_LEN = 4 * 1024                     # JSMaxDescriptionLen
@@ -198,24 +197,6 @@ def is_valid_name(name: str) -> bool:
     return bool(name) and not any(ch in name for ch in " \t\r\n\f.*>")
 
 
-def _subset_match(subject: str, test: str) -> bool:
-    """nats-server's subjectIsSubsetMatch: every subject `subject` matches is matched by `test`."""
-    tokens, test_tokens = subject.split("."), test.split(".")
-    for i, test_token in enumerate(test_tokens):
-        if i >= len(tokens):
-            return False
-        if test_token == FULL_WILDCARD:
-            return True
-        token = tokens[i]
-        if token == FULL_WILDCARD:
-            return False
-        if test_token == "*":
-            continue
-        if token != test_token:
-            return False
-    return len(tokens) == len(test_tokens)
-
-
 def check_transform(src: str, dest: str) -> str | None:
     """Why src -> dest is not a valid subject mapping, in nats-server's words (None when
     it is): the full transform rules of jsstore.stream.transform."""
@@ -277,7 +258,7 @@ def _check_rules(cfg: StreamConfig, given: StreamConfig, others: dict) -> None:
         if cfg.max_msgs_per_subject <= 0:
             raise _invalid("discard new per subject requires max msgs per subject > 0")
     if cfg.subject_delete_marker_ttl > 0:
-        if cfg.subject_delete_marker_ttl < NANOS_PER_SECOND:
+        if cfg.subject_delete_marker_ttl < SECOND:
             raise _invalid("subject delete marker TTL must be at least 1 second")
     elif cfg.subject_delete_marker_ttl < 0:
         raise _invalid("subject delete marker TTL must not be negative")
@@ -366,7 +347,7 @@ def _check_mirror_and_sources(cfg: StreamConfig, given: StreamConfig, others: di
                 raise errors.JSSourceInvalidTransformDestination(err=problem)
         for i, transform in enumerate(source.subject_transforms):
             for j, other in enumerate(source.subject_transforms):
-                if i != j and _subset_match(transform.src, other.src):
+                if i != j and is_subset_match(transform.src, other.src):
                     raise errors.JSSourceOverlappingSubjectFilters()
     _check_cycles(cfg, others)
 
@@ -403,11 +384,11 @@ def _check_subjects(cfg: StreamConfig) -> None:
                 raise _invalid("capturing all subjects requires no-ack to be true")
             if cfg.num_replicas != 1:
                 raise _invalid("capturing all subjects requires replicas of 1")
-        if not cfg.no_ack and (_subset_match(subject, "$JS.>") or _subset_match(subject, "$JSC.>")):
-            if not _subset_match(subject, "$JS.EVENT.>"):
+        if not cfg.no_ack and (is_subset_match(subject, "$JS.>") or is_subset_match(subject, "$JSC.>")):
+            if not is_subset_match(subject, "$JS.EVENT.>"):
                 raise _invalid("subjects that overlap with jetstream api require no-ack to be true")
-        if not cfg.no_ack and _subset_match(subject, "$SYS.>"):
-            if not _subset_match(subject, "$SYS.ACCOUNT.>"):
+        if not cfg.no_ack and is_subset_match(subject, "$SYS.>"):
+            if not is_subset_match(subject, "$SYS.ACCOUNT.>"):
                 raise _invalid("subjects that overlap with system api require no-ack to be true")
     if not cfg.subjects and not cfg.sources and cfg.mirror is None:
         raise _invalid("stream needs at least one configured subject or be a source/mirror")

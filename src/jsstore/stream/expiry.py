@@ -19,33 +19,22 @@ the store is told not to remove by age itself.
 
 from __future__ import annotations
 
+from jsstore.gocompat.durations import SECOND, format_go_duration
 from jsstore.wire import headers as header_block
 from jsstore.stream import checks as pubchecks
 from jsstore.wire.apierrors import ApiError
 from jsstore.errors import StoreError
 
-NANOS_PER_SECOND = 1_000_000_000
 MARKER_REASON = "Nats-Marker-Reason"
 REASON_MAX_AGE = "MaxAge"
 KV_OPERATION = "KV-Operation"
 KV_PURGE = b"PURGE"
 
 
-def go_seconds(seconds: int) -> str:
-    """Whole seconds as Go's time.Duration prints them: 1s, 1m30s, 2h0m0s."""
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes}m{secs}s"
-    if minutes:
-        return f"{minutes}m{secs}s"
-    return f"{secs}s"
-
-
 def marker_header(marker_ttl_seconds: int) -> bytes:
     """The header block of a subject delete marker."""
     return header_block.build([(MARKER_REASON, REASON_MAX_AGE),
-                               (pubchecks.MSG_TTL, go_seconds(marker_ttl_seconds)),
+                               (pubchecks.MSG_TTL, format_go_duration(marker_ttl_seconds * SECOND)),
                                (pubchecks.ROLLUP, pubchecks.ROLLUP_SUBJECT)])
 
 
@@ -59,7 +48,7 @@ def is_delete_marker(hdr: bytes | None) -> bool:
 
 def marker_ttl(stream) -> int:
     """The stream's marker TTL in seconds (0: no markers)."""
-    return stream.config.subject_delete_marker_ttl // NANOS_PER_SECOND
+    return stream.config.subject_delete_marker_ttl // SECOND
 
 
 def expires_in_stream(config) -> bool:

@@ -41,7 +41,8 @@ from zoneinfo import ZoneInfo
 from jsstore.wire import headers
 from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
 from jsstore.wire.apierrors import (JSMessageSchedulesDisabledErr, JSMessageSchedulesPatternInvalidErr, JSMessageSchedulesRollupInvalidErr, JSMessageSchedulesSchedulerInvalidErr, JSMessageSchedulesSourceInvalidErr, JSMessageSchedulesTargetInvalidErr, JSMessageSchedulesTimeZoneInvalidErr, JSMessageSchedulesTTLInvalidErr, JSMessageTTLDisabledErr)
-from jsstore.gocompat.durations import parse_go_duration
+from jsstore.gocompat.durations import SECOND, parse_go_duration
+from jsstore.gocompat.times import format_go_time, from_unix_ns, parse_time_ns
 from jsstore.errors import CorruptFile
 from jsstore.store.ttl import parse_msg_ttl
 from jsstore.gocompat.varints import get_uvarint, put_uvarint, put_varint, unzigzag
@@ -63,7 +64,6 @@ MSG_ID = "Nats-Msg-Id"
 SCHED_DB_VERSION = 1
 _SCHED_DB_HEADER = struct.Struct("<BQQ")
 _SUBJECT_LEN = struct.Struct("<H")
-_SECOND = 1_000_000_000
 
 
 def _text(value: bytes | None) -> str:
@@ -401,8 +401,6 @@ _CRON_FIELDS = ((0, 59, None), (0, 59, None), (0, 23, None), (1, 31, None), (1, 
                 (0, 6, _DAY_NAMES))
 _STAR = 1 << 63          # set in a field's bits when it was written with * or ?
 _YEARS_AHEAD = 5         # a cron with no time in this many years is invalid
-_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:\d{2})",
-                      re.ASCII)
 _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _EPOCH = date(1970, 1, 1)
 
@@ -443,42 +441,17 @@ def valid_time_zone(name: str) -> bool:
     return True
 
 
-def parse_rfc3339(text: str) -> int:
-    """Unix ns of an RFC 3339 time as Go's time.Parse(time.RFC3339) reads it."""
-    match = _RFC3339.fullmatch(text)
-    if match is None:
-        raise ValueError(f"not an RFC 3339 time: {text!r}")
-    year, month, day, hour, minute, second = (int(group) for group in match.groups()[:6])
-    if hour > 23 or minute > 59 or second > 59:
-        raise ValueError(f"time out of range: {text!r}")
-    day_zero = date(year, month, day)  # ValueError for a day the month does not have
-    offset = 0
-    if match.group(8) != "Z":
-        off_hours, off_minutes = int(match.group(8)[1:3]), int(match.group(8)[4:6])
-        if off_hours > 23 or off_minutes > 59:
-            raise ValueError(f"offset out of range: {text!r}")
-        offset = (off_hours * 3600 + off_minutes * 60) * (-1 if match.group(8)[0] == "-" else 1)
-    seconds = (day_zero - _EPOCH).days * 86400 + hour * 3600 + minute * 60 + second - offset
-    nanos = int((match.group(7) or "0")[:9].ljust(9, "0"))
-    return seconds * _SECOND + nanos
-
-
 def format_rfc3339(ns: int, zone_name: str | None = None) -> str:
     """Go's Format(time.RFC3339) of Unix ns in a zone: whole seconds, "Z" for offset 0."""
-    moment = datetime.fromtimestamp(ns // _SECOND, load_zone(zone_name))
-    offset = int(moment.utcoffset().total_seconds())
-    if offset == 0:
-        suffix = "Z"
-    else:
-        sign, offset = ("-", -offset) if offset < 0 else ("+", offset)
-        suffix = f"{sign}{offset // 3600:02d}:{offset // 60 % 60:02d}"
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + suffix
+    moment = datetime.fromtimestamp(ns // SECOND, load_zone(zone_name))
+    return format_go_time(from_unix_ns(ns, int(moment.utcoffset().total_seconds())),
+                          fraction=False)
 
 
 def _round_second(ns: int) -> int:
     """Unix seconds of `ns` rounded to the nearest second, halves up (Go's Round)."""
-    seconds, rest = divmod(ns, _SECOND)
-    return seconds if rest * 2 < _SECOND else seconds + 1
+    seconds, rest = divmod(ns, SECOND)
+    return seconds if rest * 2 < SECOND else seconds + 1
 
 
 def first_fire(pattern: str, zone_name: str | None, ts: int, now: int | None) -> tuple[int, bool]:
@@ -490,22 +463,22 @@ def first_fire(pattern: str, zone_name: str | None, ts: int, now: int | None) ->
     if pattern.startswith("@at "):
         if zone_name is not None:
             raise ValueError("@at takes no time zone")
-        return parse_rfc3339(pattern[4:]), False
+        return parse_time_ns(pattern[4:]), False
     if pattern.startswith("@every "):
         if zone_name is not None:
             raise ValueError("@every takes no time zone")
         interval = parse_go_duration(pattern[7:])
-        if interval < _SECOND:
+        if interval < SECOND:
             raise ValueError("@every needs at least one second")
-        fire = _round_second(ts) * _SECOND + interval
+        fire = _round_second(ts) * SECOND + interval
         if now is not None and fire < now:
-            fire = _round_second(now) * _SECOND + interval
+            fire = _round_second(now) * SECOND + interval
         return fire, True
     fields = CronFields.parse(_CRON_ALIASES.get(pattern, pattern))
     zone = load_zone(zone_name)
-    fire = fields.next_after(_round_second(ts), zone) * _SECOND
+    fire = fields.next_after(_round_second(ts), zone) * SECOND
     if now is not None and fire < now:
-        fire = fields.next_after(_round_second(now), zone) * _SECOND
+        fire = fields.next_after(_round_second(now), zone) * SECOND
     return fire, True
 
 

@@ -38,7 +38,7 @@ from jsstore.wire import headers as header_block
 from jsstore.wire import apierrors as api_errors
 from jsstore.stream.counters import STREAM_SOURCE
 from jsstore.errors import StoreError
-from jsstore.stream.schedules import parse_rfc3339
+from jsstore.gocompat.times import parse_time_ns
 from jsstore.stream.config import StreamSource
 from jsstore.stream.transform import SubjectTransform
 from jsstore._core.subjects import _subject_matches
@@ -269,7 +269,7 @@ class SourceManager:
             return config.opt_start_seq - 1
         if config.opt_start_time:
             try:
-                start = origin.store.get_seq_from_time(parse_rfc3339(config.opt_start_time))
+                start = origin.store.get_seq_from_time(parse_time_ns(config.opt_start_time))
             except ValueError:
                 start = origin.store.first_seq
             return max(start, 1) - 1

@@ -20,7 +20,8 @@ from typing import Callable
 import msgspec
 
 from jsstore.errors import StoreError
-from jsstore.store.consumerstore import rfc3339_nano
+from jsstore.gocompat.durations import SECOND
+from jsstore.gocompat.times import rfc3339_nano
 from jsstore.stream import checks as pubchecks
 from jsstore.stream import counters, expiry, retention
 from jsstore.stream.batches import BatchView
@@ -31,7 +32,6 @@ from jsstore.stream.transform import SubjectTransform
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import headers as header_block
 
-NANOS_PER_SECOND = 1_000_000_000
 RECORD_OVERHEAD = 30    # a stored record's bytes beyond subject, headers and payload
 # headers nats-server adds to a republished message, in its order
 RP_STREAM, RP_SUBJECT, RP_SEQUENCE = "Nats-Stream", "Nats-Subject", "Nats-Sequence"
@@ -214,7 +214,7 @@ class Stream:
             counter = self.count(subject, hdr, payload, checks.incr, previous)
             hdr, payload = counter.hdr, counter.body
         pubchecks.check_sizes(len(hdr) if hdr else 0, len(payload), cfg.max_msg_size)
-        sdm_ttl = cfg.subject_delete_marker_ttl // NANOS_PER_SECOND
+        sdm_ttl = cfg.subject_delete_marker_ttl // SECOND
         ttl = pubchecks.msg_ttl(hdr, bool(cfg.allow_msg_ttl), sdm_ttl, cfg.max_msgs_per_subject)
         if ttl > 0 and sdm_ttl > 0 and ttl == sdm_ttl:
             # a TTL raised to the marker TTL is written back into the header, in seconds
@@ -278,7 +278,7 @@ class Stream:
             store.purge_ex(prepared.scheduler_purge, 0, 0)
         if self.on_due is not None:
             if prepared.ttl > 0:
-                self.on_due(ts + prepared.ttl * NANOS_PER_SECOND)
+                self.on_due(ts + prepared.ttl * SECOND)
             if cfg.max_age > 0 and store.msgs == 1:
                 self.on_due(ts + cfg.max_age)
             if prepared.schedule is not None and prepared.schedule.next_fire is not None:
