@@ -17,6 +17,11 @@ writes them with ``%v`` in some status messages (``409 Exceeded MaxRequestExpire
 
 Durations are int nanoseconds, as Go's are; both functions work on the whole int64
 range and refuse anything outside it.
+
+The units (``NANOSECOND`` ... ``HOUR``, Go's ``time.Second`` and the rest) and the int64
+bounds are defined here once; every module that counts nanoseconds imports them from here
+(`jsstore.gocompat.times` too, for RFC 3339 instants).  The Cython core, beneath this
+package, keeps its own C constant where it needs one.
 """
 
 from __future__ import annotations
