@@ -359,11 +359,6 @@ def test_go_duration(ns, text):
     assert cc.go_duration(ns) == text
 
 
-def test_go_quoting():
-    assert cc.go_strconv_quote('a"\\\x01\n\u00e9\u00a0') == '"a\\"\\\\\\x01\\n\u00e9\\u00a0"'
-    assert cc.go_strconv_quote(b"\xff") == '"\\xff"'
-
-
 # -- the request -----------------------------------------------------------------------------
 @pytest.mark.parametrize("subject, parts", [
     ("$JS.API.CONSUMER.CREATE.S", ("ephemeral", "S", "", "")),

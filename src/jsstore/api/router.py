@@ -17,7 +17,8 @@ from jsstore.wire import apierrors as api_errors
 from jsstore.api import schemas
 from jsstore.api.consumers import ConsumerApi
 from jsstore.api.direct import direct_get
-from jsstore.api.streams import StreamApi, go_encode
+from jsstore.api.streams import StreamApi
+from jsstore.gocompat import json as gojson
 from jsstore.stream.publish import pub_error_json
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
@@ -75,7 +76,7 @@ class Router:
         level = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
         if level is not None and not _level_supported(level):
             response_type = resolved[0]
-            send(None, go_encode(self.streams.error_response(
+            send(None, gojson.encode(self.streams.error_response(
                 response_type, api_errors.JSRequiredApiLevelErr())))
             return True
         answer = self.streams.answer(resolved, payload)
@@ -90,7 +91,7 @@ class Router:
             return False
         level = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
         if level is not None and not _level_supported(level):
-            send(None, go_encode(self.consumers.error_response(
+            send(None, gojson.encode(self.consumers.error_response(
                 resolved[0], api_errors.JSRequiredApiLevelErr())))
             return True
         with self.js._lock:
