@@ -324,10 +324,6 @@ def test_same_config_and_apply_update():
     assert cc.apply_update(ephemeral, normalized(name="N")).inactive_threshold == 5 * SECOND
 
 
-# -- Go's quoting ----------------------------------------------------------------------------
-def test_go_quoting():
-    assert cc.go_strconv_quote('a"\\\x01\n\u00e9\u00a0') == '"a\\"\\\\\\x01\\n\u00e9\\u00a0"'
-    assert cc.go_strconv_quote(b"\xff") == '"\\xff"'
 
 
 # -- the request -----------------------------------------------------------------------------

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from jsstore.stream import schedules
-from jsstore.gocompat.durations import (HOUR, INT64_MAX, INT64_MIN, MICROSECOND, MILLISECOND, MINUTE, SECOND, format_go_duration, go_quote, parse_go_duration)
+from jsstore.gocompat.durations import (HOUR, INT64_MAX, INT64_MIN, MICROSECOND, MILLISECOND, MINUTE, SECOND, format_go_duration, parse_go_duration)
+from jsstore.gocompat.quoting import time_quote
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -73,7 +74,7 @@ def test_invalid_bytes_are_quoted_byte_by_byte():
     with pytest.raises(ValueError) as error:
         parse_go_duration(b"1\xffs")
     assert str(error.value) == 'time: unknown unit "\\xffs" in duration "1\\xffs"'
-    assert go_quote("a\tb\x7f") == '"a\\x09b\x7f"'
+    assert time_quote("a\tb\x7f") == '"a\\x09b\x7f"'
 
 
 @pytest.mark.parametrize("ns,text", [

@@ -20,7 +20,9 @@ import msgspec
 from jsstore.consumer import create as consumercreate
 from jsstore.gocompat.times import ZERO_TIME
 from jsstore.wire import apierrors as api_errors
-from jsstore.api.streams import _decode, go_encode, go_time, is_empty_request
+from jsstore.api import requests
+from jsstore.api.streams import go_time, is_empty_request, is_json_object_or_array
+from jsstore.gocompat import json as gojson
 from jsstore.consumer.config import wire_config
 from jsstore.jetstream.consumers import ConsumerInfo
 
@@ -56,7 +58,7 @@ class NamesError(msgspec.Struct):
     total: int = 0
     offset: int = 0
     limit: int = 0
-    consumers: None = None
+    consumers: list = []        # nats-server writes an empty list
 
 
 class PauseError(msgspec.Struct):
@@ -101,14 +103,6 @@ class UnpinResponse(msgspec.Struct):
 
 class PagedRequest(msgspec.Struct):
     offset: int = 0
-
-
-class PauseRequest(msgspec.Struct):
-    pause_until: str | None = None
-
-
-class UnpinRequest(msgspec.Struct):
-    group: str = ""
 
 
 def _info_fields(info: ConsumerInfo) -> dict:
@@ -156,9 +150,9 @@ class ConsumerApi:
     def answer(self, resolved, payload: bytes, subject: str) -> bytes:
         response_type, handler, tokens = resolved
         try:
-            return go_encode(handler(response_type, tokens, bytes(payload or b""), subject))
+            return gojson.encode(handler(response_type, tokens, bytes(payload or b""), subject))
         except api_errors.ApiError as exc:
-            return go_encode(self.error_response(response_type, exc))
+            return gojson.encode(self.error_response(response_type, exc))
 
     @staticmethod
     def error_response(response_type: str, exc: api_errors.ApiError) -> msgspec.Struct:
@@ -187,9 +181,9 @@ class ConsumerApi:
         return ConsumerInfoResponse(type=response_type, **_info_fields(info))
 
     def _offset(self, payload: bytes) -> int:
-        if is_empty_request(payload):
+        if not is_json_object_or_array(payload):
             return 0
-        return max(_decode(payload, PagedRequest).offset, 0)
+        return max(requests.decode(payload, requests.CONSUMERS, PagedRequest).offset, 0)
 
     def names(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
         offset = self._offset(payload)
@@ -216,11 +210,9 @@ class ConsumerApi:
 
     def pause(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
         until = 0
-        if not is_empty_request(payload):
-            request = _decode(payload, PauseRequest)
-            if request.pause_until:
-                from jsstore.consumer.consumer import rfc3339_ns
-                until = rfc3339_ns(request.pause_until)
+        if is_json_object_or_array(payload):
+            until = max(requests.decode_fields(payload, requests.CONSUMER_PAUSE)
+                        .get("pause_until") or 0, 0)
         info = self.js.pause_consumer(tokens[0], tokens[1], until)
         now = self.js.clock()
         return PauseResponse(type=response_type, paused=info.paused,
@@ -228,8 +220,11 @@ class ConsumerApi:
                              pause_remaining=until - now if info.paused else 0)
 
     def unpin(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
-        request = UnpinRequest()
-        if not is_empty_request(payload):
-            request = _decode(payload, UnpinRequest)
-        self.js.unpin_consumer(tokens[0], tokens[1], request.group)
+        try:    # json.Unmarshal here, not the strict request decoder
+            group = gojson.unmarshal(payload, requests.CONSUMER_UNPIN).get("group", "")
+        except gojson.GoJSONError as exc:
+            raise api_errors.JSInvalidJSONErr(err=exc) from None
+        if not group:
+            raise api_errors.JSInvalidJSONErr(err="consumer group not specified")
+        self.js.unpin_consumer(tokens[0], tokens[1], group)
         return UnpinResponse(type=response_type)

@@ -29,12 +29,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import msgspec
-
-from jsstore.gocompat.times import TimeParseError, parse_time_ns, rfc3339_nano
-from jsstore.wire import headers as header_block
-from jsstore.wire.api import api_level_too_high
+from jsstore.api import requests
 from jsstore.errors import StoreError, TooManyResults
+from jsstore.gocompat import json as gojson
+from jsstore.gocompat.times import rfc3339_nano
+from jsstore.wire.api import api_level_too_high
 
 CRLF = b"\r\n"
 NO_HEADERS = b""
@@ -51,8 +50,7 @@ NO_RESULTS = b"NATS/1.0 404 No Results\r\n\r\n"
 TOO_MANY_RESULTS = b"NATS/1.0 413 Too Many Results\r\n\r\n"
 REQUIRED_API_LEVEL = b"NATS/1.0 412 Required Api Level\r\n\r\n"
 
-_UINT64_MAX = (1 << 64) - 1
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_INT64_MAX = (1 << 63) - 1
 
 
 class MalformedRequest(ValueError):
@@ -75,72 +73,15 @@ class DirectGetRequest:
     no_hdr: bool = False
 
 
-def _integer(value, low: int, high: int, name: str) -> int:
-    if type(value) is not int or not low <= value <= high:
-        raise MalformedRequest(f"{name}: not an integer in [{low}, {high}]")
-    return value
-
-
-def _string(value, name: str) -> str:
-    if type(value) is not str:
-        raise MalformedRequest(f"{name}: not a string")
-    return value
-
-
-def _time(value, name: str) -> int:
-    try:
-        return parse_time_ns(_string(value, name))
-    except TimeParseError as exc:
-        raise MalformedRequest(f"{name}: {exc}") from None
-
-
-def _strings(value, name: str) -> list[str]:
-    if type(value) is not list:
-        raise MalformedRequest(f"{name}: not an array")
-    return ["" if item is None else _string(item, name) for item in value]
-
-
-def _boolean(value, name: str) -> bool:
-    if type(value) is not bool:
-        raise MalformedRequest(f"{name}: not a boolean")
-    return value
-
-
-# JSON key -> (attribute, converter); Go matches keys exactly or else case-insensitively.
-_FIELDS = {
-    "seq": lambda v: _integer(v, 0, _UINT64_MAX, "seq"),
-    "last_by_subj": lambda v: _string(v, "last_by_subj"),
-    "next_by_subj": lambda v: _string(v, "next_by_subj"),
-    "batch": lambda v: _integer(v, _INT64_MIN, _INT64_MAX, "batch"),
-    "max_bytes": lambda v: _integer(v, _INT64_MIN, _INT64_MAX, "max_bytes"),
-    "start_time": lambda v: _time(v, "start_time"),
-    "multi_last": lambda v: _strings(v, "multi_last"),
-    "up_to_seq": lambda v: _integer(v, 0, _UINT64_MAX, "up_to_seq"),
-    "up_to_time": lambda v: _time(v, "up_to_time"),
-    "no_hdr": lambda v: _boolean(v, "no_hdr"),
-}
-
-
 def parse_request(payload: bytes) -> DirectGetRequest:
-    """Decode a request body the way Go's encoding/json fills a JSApiMsgGetRequest:
-    unknown keys are ignored, ``null`` leaves a field unset, a repeated key keeps its last
-    value. Raises MalformedRequest."""
+    """Decode a request body the way Go's json.Unmarshal fills a JSApiMsgGetRequest
+    (`jsstore.api.requests.MSG_GET`): unknown keys ignored, ``null`` leaving a field
+    unset, a repeated key keeping its last value. Raises MalformedRequest."""
     try:
-        document = msgspec.json.decode(payload)
-    except msgspec.DecodeError as exc:
-        raise MalformedRequest(str(exc)) from exc
-    request = DirectGetRequest()
-    if document is None:
-        return request
-    if type(document) is not dict:
-        raise MalformedRequest("not a JSON object")
-    for key, value in document.items():
-        name = key if key in _FIELDS else key.lower()
-        convert = _FIELDS.get(name)
-        if convert is None or value is None:
-            continue
-        setattr(request, name, convert(value))
-    return request
+        fields = gojson.unmarshal(payload, requests.MSG_GET)
+    except gojson.GoJSONError as exc:
+        raise MalformedRequest(str(exc)) from None
+    return DirectGetRequest(**requests.without_nils(fields))
 
 
 def _is_empty(request: DirectGetRequest) -> bool:

@@ -17,7 +17,8 @@ from jsstore.wire import apierrors as api_errors
 from jsstore.api import schemas
 from jsstore.api.consumers import ConsumerApi
 from jsstore.api.direct import direct_get
-from jsstore.api.streams import StreamApi, go_encode
+from jsstore.api.streams import StreamApi
+from jsstore.gocompat import json as gojson
 from jsstore.stream.puback import pub_error_json
 from jsstore.wire.api import api_level_too_high
 
@@ -74,7 +75,7 @@ class Router:
             return self._snapshot_request(subject, payload, reply, send)
         if api_level_too_high(hdr):
             response_type = resolved[0]
-            send(None, go_encode(self.streams.error_response(
+            send(None, gojson.encode(self.streams.error_response(
                 response_type, api_errors.JSRequiredApiLevelErr())))
             return True
         answer = self.streams.answer(resolved, payload)
@@ -88,7 +89,7 @@ class Router:
         if resolved is None:
             return False
         if api_level_too_high(hdr):
-            send(None, go_encode(self.consumers.error_response(
+            send(None, gojson.encode(self.consumers.error_response(
                 resolved[0], api_errors.JSRequiredApiLevelErr())))
             return True
         with self.js._lock:

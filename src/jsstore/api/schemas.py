@@ -1,7 +1,7 @@
 """Request and response types of the stream API, in nats-server's JSON shape.
 
-Requests decode the bodies nats clients send; unknown keys are ignored, as Go's
-encoding/json does.  Responses encode with nats-server's key order: the ``type`` string
+Requests hold what `jsstore.api.requests` decodes from the bodies nats clients send, as
+nats-server's Go decoder reads them.  Responses encode with nats-server's key order: the ``type`` string
 first, then the paging fields when the response has them, then the payload.  A field that
 nats-server marks ``omitempty`` has a default here and the struct omits defaults; a field it
 always writes has no default (or is written even when empty).  Times are RFC 3339 text with
@@ -59,6 +59,7 @@ class MsgGetRequest(msgspec.Struct):
     seq: int = 0
     last_by_subj: str = ""
     next_by_subj: str = ""
+    start_time: int | None = None   # Unix ns; not with seq or last_by_subj
 
 
 class MsgDeleteRequest(msgspec.Struct):
@@ -84,13 +85,23 @@ class StreamInfoPagedError(msgspec.Struct):
 
 
 class PagedListError(msgspec.Struct):
-    """A failed STREAM.NAMES or STREAM.LIST: zero paging fields and a null list."""
+    """A failed STREAM.NAMES: zero paging fields and a null list."""
     type: str
     error: dict
     total: int = 0
     offset: int = 0
     limit: int = 0
     streams: None = None
+
+
+class ListError(msgspec.Struct):
+    """A failed STREAM.LIST: zero paging fields and an empty list."""
+    type: str
+    error: dict
+    total: int = 0
+    offset: int = 0
+    limit: int = 0
+    streams: list = []
 
 
 class PurgeError(msgspec.Struct):

@@ -41,7 +41,9 @@ from jsstore.stream import advisories
 from jsstore._core.subjects import is_literal, is_valid_subject
 from jsstore.wire import apierrors as api_errors
 from jsstore.api import schemas
-from jsstore.api.streams import go_encode, go_time, is_empty_request, state_body, wire_config
+from jsstore.api import requests
+from jsstore.api.streams import go_time, is_empty_request, state_body, wire_config
+from jsstore.gocompat import json as gojson
 from jsstore.stream import config as streamconfig
 from jsstore.wire.bus import Msg
 from jsstore.gocompat.times import rfc3339_nano
@@ -360,8 +362,8 @@ class SnapshotApi:
     @staticmethod
     def _error(response_type: str, exc: api_errors.ApiError) -> bytes:
         if response_type == RESTORE_TYPE:
-            return go_encode(RestoreErrorResponse(type=RESTORE_TYPE, error=exc.to_dict()))
-        return go_encode(schemas.ErrorResponse(type=response_type, error=exc.to_dict()))
+            return gojson.encode(RestoreErrorResponse(type=RESTORE_TYPE, error=exc.to_dict()))
+        return gojson.encode(schemas.ErrorResponse(type=response_type, error=exc.to_dict()))
 
     # -- snapshot -----------------------------------------------------------------------
     def snapshot(self, name: str, payload: bytes, reply: str | None,
@@ -376,10 +378,7 @@ class SnapshotApi:
                 if is_empty_request(payload):
                     raise api_errors.JSBadRequestErr()
                 stream = js._lookup(name)
-                try:
-                    request = msgspec.json.decode(payload, type=SnapshotRequest)
-                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                    raise api_errors.JSInvalidJSONErr(err=exc) from exc
+                request = requests.decode(payload, requests.SNAPSHOT, SnapshotRequest)
                 deliver = request.deliver_subject
                 if not deliver or not is_valid_subject(deliver) or not is_literal(deliver):
                     raise api_errors.JSSnapshotDeliverSubjectInvalidErr()
@@ -393,7 +392,7 @@ class SnapshotApi:
             except api_errors.ApiError as exc:
                 return self._error(SNAPSHOT_TYPE, exc)
             body = state_body(state, details=False)
-            answer = go_encode(SnapshotResponse(type=SNAPSHOT_TYPE, config=wire_config(stream.config),
+            answer = gojson.encode(SnapshotResponse(type=SNAPSHOT_TYPE, config=wire_config(stream.config),
                                                 state=body))
             if send is not None:
                 send(None, answer)
@@ -414,10 +413,7 @@ class SnapshotApi:
             try:
                 if is_empty_request(payload):
                     raise api_errors.JSBadRequestErr()
-                try:
-                    request = msgspec.json.decode(payload, type=RestoreRequest)
-                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                    raise api_errors.JSInvalidJSONErr(err=exc) from exc
+                request = requests.decode(payload, requests.RESTORE, RestoreRequest)
                 config = request.config or StreamConfig(name=name)
                 if not config.name:
                     config = msgspec.structs.replace(config, name=name)
@@ -434,7 +430,7 @@ class SnapshotApi:
             self._receiving[subject] = incoming
             self._advise(advisories.restore_create(name, domain=self.domain))
             self._watch(incoming)
-            return go_encode(RestoreResponse(type=RESTORE_TYPE, deliver_subject=subject))
+            return gojson.encode(RestoreResponse(type=RESTORE_TYPE, deliver_subject=subject))
 
     def _watch(self, incoming: _Incoming) -> None:
         if incoming.timer is not None:
@@ -489,7 +485,7 @@ class SnapshotApi:
         if error is not None:
             answer = self._error(schemas.STREAM_CREATE_TYPE, error)
         else:
-            answer = go_encode(schemas.StreamCreateResponse(
+            answer = gojson.encode(schemas.StreamCreateResponse(
                 type=schemas.STREAM_CREATE_TYPE, config=wire_config(info.config), created=info.created,
                 state=state_body(info.state, details=False), ts=go_time(time.time_ns())))
         respond(answer)

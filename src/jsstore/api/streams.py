@@ -11,7 +11,6 @@ embedded store has no server name to report as leader).
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from typing import Callable
@@ -19,26 +18,13 @@ from typing import Callable
 import msgspec
 
 from jsstore._core.subjects import filters_overlap
+from jsstore.gocompat import json as gojson
 from jsstore.wire import apierrors as api_errors
-from jsstore.api import schemas
+from jsstore.api import requests, schemas
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.store.contract import StreamState
+from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
-
-# Go's encoding/json writes these escaped inside strings; outside strings JSON never has them
-_GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
-               ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
-_encoder = msgspec.json.Encoder()
-
-
-def go_encode(response: msgspec.Struct) -> bytes:
-    """A response as nats-server writes it (compact, HTML-safe escapes)."""
-    data = _encoder.encode(response)
-    for char, escape in _GO_ESCAPES:
-        if char in data:
-            data = data.replace(char, escape)
-    return data
-
 
 def go_time(ts_ns: int) -> str:
     """RFC 3339 with nanoseconds; Go's zero time for 0 (no message)."""
@@ -46,49 +32,15 @@ def go_time(ts_ns: int) -> str:
 
 
 def is_empty_request(payload: bytes) -> bool:
-    """nats-server's isEmptyRequest: no body, only whitespace, or an empty JSON object."""
-    text = payload.strip()
-    if not text:
-        return True
-    try:
-        return msgspec.json.decode(text) == {}
-    except msgspec.DecodeError:
-        return False
+    """nats-server's isEmptyRequest: no body, or a JSON object without members."""
+    return gojson.is_empty_object(payload)
 
 
 def is_json_object_or_array(payload: bytes) -> bool:
-    """Whether the body starts like a JSON object or array (nats-server parses only those
-    for STREAM.NAMES and STREAM.LIST, and ignores any other body)."""
-    text = payload.lstrip()
-    return text[:1] in (b"{", b"[")
-
-
-# fields nats-server reads with an UnmarshalJSON of its own ("can not unmarshal %q")
-_ENUM_FIELDS = ("storage", "retention", "discard")
-
-
-def _decode(payload: bytes, request_type: type):
-    """The request body as `request_type`; JSInvalidJSONErr when it is not valid."""
-    try:
-        return msgspec.json.decode(payload, type=request_type)
-    except msgspec.ValidationError as exc:
-        raise api_errors.JSInvalidJSONErr(err=_enum_error(payload, str(exc)) or exc) from exc
-    except msgspec.DecodeError as exc:
-        raise api_errors.JSInvalidJSONErr(err=exc) from exc
-
-
-def _enum_error(payload: bytes, message: str) -> str | None:
-    """nats-server's text for a bad storage/retention/discard value: its UnmarshalJSON
-    quotes the raw JSON value Go style."""
-    for name in _ENUM_FIELDS:
-        if message.endswith(f"- at `$.{name}`"):
-            try:
-                value = msgspec.json.decode(payload)[name]
-            except (msgspec.DecodeError, KeyError, TypeError):
-                return None
-            raw = msgspec.json.encode(value).decode()
-            return "can not unmarshal " + json.dumps(raw)
-    return None
+    """nats-server's isJSONObjectOrArray: whether the body, after JSON white space, starts
+    like an object or an array (some handlers decode only those and ignore any other
+    body)."""
+    return payload.lstrip(gojson.WHITESPACE)[:1] in (b"{", b"[")
 
 
 def required_api_level(config: StreamConfig) -> int:
@@ -203,9 +155,9 @@ class StreamApi:
             response = handler(response_type, name, payload)
         except api_errors.ApiError as exc:
             self._count(counted, error=True)
-            return go_encode(self.error_response(response_type, exc))
+            return gojson.encode(self.error_response(response_type, exc))
         self._count(counted, error=False)
-        return go_encode(response)
+        return gojson.encode(response)
 
     def _count(self, counted: bool, *, error: bool) -> None:
         if not counted:
@@ -219,8 +171,10 @@ class StreamApi:
         """The error answer in the shape the response type has."""
         if response_type == schemas.STREAM_INFO_TYPE:
             return schemas.StreamInfoPagedError(type=response_type, error=exc.to_dict())
-        if response_type in (schemas.STREAM_NAMES_TYPE, schemas.STREAM_LIST_TYPE):
+        if response_type == schemas.STREAM_NAMES_TYPE:
             return schemas.PagedListError(type=response_type, error=exc.to_dict())
+        if response_type == schemas.STREAM_LIST_TYPE:
+            return schemas.ListError(type=response_type, error=exc.to_dict())
         if response_type == schemas.STREAM_PURGE_TYPE:
             return schemas.PurgeError(type=response_type, error=exc.to_dict())
         return schemas.ErrorResponse(type=response_type, error=exc.to_dict())
@@ -245,10 +199,13 @@ class StreamApi:
 
     # -- stream configuration -----------------------------------------------------------
     @staticmethod
-    def _config(name: str, payload: bytes) -> StreamConfig:
+    def _config(name: str, payload: bytes, *, update: bool = False) -> StreamConfig:
         """The configuration in a CREATE/UPDATE body, named as the subject names it (an
-        empty body has no name and so does not match either, as in nats-server)."""
-        config = _decode(payload, StreamConfig) if payload.strip() else StreamConfig()
+        empty body has no name and so does not match either, as in nats-server, whose
+        update handler checks the name itself first)."""
+        config = requests.decode(payload, requests.STREAM_CONFIG_REQUEST, StreamConfig)
+        if update and not streamconfig.is_valid_name(config.name):
+            streamconfig.validate(config)        # raises the name's error
         if config.name != name:
             raise api_errors.JSStreamMismatchErr()
         return config
@@ -261,7 +218,7 @@ class StreamApi:
             sources=info.sources, ts=go_time(time.time_ns()), did_create=True)
 
     def stream_update(self, response_type: str, name: str, payload: bytes):
-        info = self.js.update_stream(self._config(name, payload))
+        info = self.js.update_stream(self._config(name, payload, update=True))
         return schemas.StreamUpdateResponse(
             type=response_type, config=wire_config(info.config), created=info.created,
             state=state_body(info.state, details=False), mirror=info.mirror,
@@ -269,8 +226,8 @@ class StreamApi:
 
     def stream_info(self, response_type: str, name: str, payload: bytes):
         request = schemas.StreamInfoRequest()
-        if not is_empty_request(payload):
-            request = _decode(payload, schemas.StreamInfoRequest)
+        if is_json_object_or_array(payload):
+            request = requests.decode(payload, requests.STREAM_INFO, schemas.StreamInfoRequest)
         info = self.js.stream_info(name, subjects_filter=request.subjects_filter or None,
                                    deleted_details=request.deleted_details)
         total = offset = limit = 0
@@ -294,7 +251,7 @@ class StreamApi:
     def stream_purge(self, response_type: str, name: str, payload: bytes):
         request = schemas.StreamPurgeRequest()
         if is_json_object_or_array(payload):
-            request = _decode(payload, schemas.StreamPurgeRequest)
+            request = requests.decode(payload, requests.STREAM_PURGE, schemas.StreamPurgeRequest)
             if request.seq > 0 and request.keep > 0:
                 raise api_errors.JSBadRequestErr()
         purged = self.js.purge_stream(name, filter=request.filter or None, seq=request.seq,
@@ -302,12 +259,13 @@ class StreamApi:
         return schemas.StreamPurgeResponse(type=response_type, success=True, purged=purged)
 
     # -- listing ------------------------------------------------------------------------
-    def _filtered_names(self, payload: bytes) -> tuple[list[str], int]:
+    def _filtered_names(self, payload: bytes,
+                        target: gojson.GoType = requests.STREAM_NAMES) -> tuple[list[str], int]:
         """Names of the streams (sorted) whose subjects overlap the request's filter, and
         the page offset; a body that is not a JSON object or array is ignored."""
         request = schemas.StreamNamesRequest()
         if is_json_object_or_array(payload):
-            request = _decode(payload, schemas.StreamNamesRequest)
+            request = requests.decode(payload, target, schemas.StreamNamesRequest)
         names = self.js.stream_names()
         if request.subject:
             names = [name for name in names
@@ -328,7 +286,7 @@ class StreamApi:
                                            limit=schemas.NAMES_LIMIT, streams=page or None)
 
     def stream_list(self, response_type: str, _name: str, payload: bytes):
-        names, offset = self._filtered_names(payload)
+        names, offset = self._filtered_names(payload, requests.STREAM_LIST)
         infos = []
         now = go_time(time.time_ns())
         for name in names[offset:]:
@@ -349,7 +307,9 @@ class StreamApi:
     def msg_get(self, response_type: str, name: str, payload: bytes):
         if is_empty_request(payload):
             raise api_errors.JSBadRequestErr()
-        request = _decode(payload, schemas.MsgGetRequest)
+        request = requests.decode(payload, requests.MSG_GET, schemas.MsgGetRequest)
+        if request.start_time is not None and (request.seq > 0 or request.last_by_subj):
+            raise api_errors.JSBadRequestErr()
         msg = self.js.get_msg(name, request.seq, last_by_subject=request.last_by_subj or None,
                               next_by_subject=request.next_by_subj or None)
         return schemas.MsgGetResponse(type=response_type, message=schemas.StoredMsgBody(
@@ -359,6 +319,8 @@ class StreamApi:
     def msg_delete(self, response_type: str, name: str, payload: bytes):
         if is_empty_request(payload):
             raise api_errors.JSBadRequestErr()
-        request = _decode(payload, schemas.MsgDeleteRequest)
+        request = requests.decode(payload, requests.MSG_DELETE, schemas.MsgDeleteRequest)
+        if request.seq == 0:
+            raise api_errors.JSStreamMsgDeleteFailedF(err="no message found")
         self.js.delete_msg(name, request.seq, no_erase=request.no_erase)
         return schemas.SuccessResponse(type=response_type)

@@ -40,6 +40,8 @@ from typing import Iterable, Literal
 
 import msgspec
 
+from jsstore.gocompat import json as gojson
+from jsstore.gocompat.quoting import quote, time_quote
 from jsstore.stream import config as streamconfig
 from jsstore._core.subjects import filters_overlap, is_literal, is_subset_match, is_valid_subject
 from jsstore.gocompat.durations import MILLISECOND, SECOND, format_go_duration
@@ -129,76 +131,50 @@ class ServerLimits:
 NO_LIMITS = ServerLimits()
 
 
-# -- Go's quoting -------------------------------------------------------------------------
-def go_time_quote(text: str | bytes) -> str:
-    """Go's time package quote(): double quotes, non-ASCII and control bytes as \\xNN."""
-    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    out = ['"']
-    for byte in data:
-        if byte >= 0x80 or byte < 0x20:
-            out.append(f"\\x{byte:02x}")
-        else:
-            if byte in b'"\\':
-                out.append("\\")
-            out.append(chr(byte))
-    return "".join(out) + '"'
-
-
-_SHORT_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
-                  "\t": "\\t", "\v": "\\v"}
-
-
-def utf8_rune_at(data: bytes, index: int) -> tuple[int | None, int]:
-    """The UTF-8 rune starting at `index` and its length; (None, 1) for an invalid byte."""
-    lead = data[index]
-    size = 1 if lead < 0x80 else 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110 \
-        else 4 if lead >> 3 == 0b11110 else 0
-    if size == 0:
-        return None, 1
-    try:
-        return ord(data[index:index + size].decode("utf-8")), size
-    except UnicodeDecodeError:
-        return None, 1
-
-
-def go_escaped_rune(rune: int, quote: str) -> str:
-    """One rune as Go's strconv quoting writes it between `quote` characters."""
-    char = chr(rune)
-    if char == quote or char == "\\":
-        return "\\" + char
-    if char.isprintable():
-        return char
-    if char in _SHORT_ESCAPES:
-        return _SHORT_ESCAPES[char]
-    if rune < 0x20 or rune == 0x7F:
-        return f"\\x{rune:02x}"
-    return f"\\u{rune:04x}" if rune < 0x10000 else f"\\U{rune:08x}"
-
-
-def go_strconv_quote(text: str | bytes) -> str:
-    """Go's strconv.Quote (and %q): printable runes as they are, the rest escaped."""
-    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    out, index = ['"'], 0
-    while index < len(data):
-        rune, size = utf8_rune_at(data, index)
-        out.append(f"\\x{data[index]:02x}" if rune is None else go_escaped_rune(rune, '"'))
-        index += size
-    return "".join(out) + '"'
 
 
 # -- JSON ----------------------------------------------------------------------------------
-_GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
-               ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
-_encoder = msgspec.json.Encoder()
+def _time_value(text: str) -> str:
+    """A time.Time read from JSON, kept as Go's RFC3339Nano text."""
+    return format_go_time(parse_go_time(text))
 
 
-def go_json(value: object) -> bytes:
-    """`value` as JSON the way Go's encoding/json escapes strings (HTML-safe)."""
-    data = _encoder.encode(value)
-    for char, escape in _GO_ESCAPES:
-        if char in data:
-            data = data.replace(char, escape)
-    return data
+_TIME = gojson.time_type(_time_value)
+_POLICY_ERROR = "can not unmarshal %q"
+# nats-server's ConsumerConfig as its JSON decoder reads it
+CONSUMER_CONFIG = gojson.struct("server.ConsumerConfig", {
+    "durable_name": gojson.STRING_TYPE, "name": gojson.STRING_TYPE,
+    "description": gojson.STRING_TYPE,
+    "deliver_policy": gojson.enum({p: p for p in DELIVER_POLICIES} | {"undefined": "all"},
+                                  _POLICY_ERROR),
+    "opt_start_seq": gojson.UINT64, "opt_start_time": _TIME,
+    "ack_policy": gojson.enum({p: p for p in ACK_POLICIES}, _POLICY_ERROR),
+    "ack_wait": gojson.DURATION, "max_deliver": gojson.INT,
+    "backoff": gojson.slice_of(gojson.DURATION), "filter_subject": gojson.STRING_TYPE,
+    "filter_subjects": gojson.slice_of(gojson.STRING_TYPE),
+    "replay_policy": gojson.enum({p: p for p in REPLAY_POLICIES}, _POLICY_ERROR),
+    "rate_limit_bps": gojson.UINT64, "sample_freq": gojson.STRING_TYPE,
+    "max_waiting": gojson.INT, "max_ack_pending": gojson.INT, "flow_control": gojson.BOOL,
+    "headers_only": gojson.BOOL, "max_batch": gojson.INT, "max_expires": gojson.DURATION,
+    "max_bytes": gojson.INT, "deliver_subject": gojson.STRING_TYPE,
+    "deliver_group": gojson.STRING_TYPE, "idle_heartbeat": gojson.DURATION,
+    "inactive_threshold": gojson.DURATION, "num_replicas": gojson.INT,
+    "mem_storage": gojson.BOOL, "direct": gojson.BOOL, "sourcing": gojson.BOOL,
+    "metadata": gojson.map_of(gojson.STRING_TYPE), "pause_until": _TIME,
+    "priority_groups": gojson.slice_of(gojson.STRING_TYPE),
+    "priority_policy": gojson.enum({p: p for p in PRIORITY_POLICIES},
+                                   "unknown priority policy: %v"),
+    "priority_timeout": gojson.DURATION,
+})
+
+
+def config_from_fields(fields: dict) -> ConsumerConfig:
+    """A configuration from the fields Go's decoder set (`CONSUMER_CONFIG`)."""
+    values = {name: value for name, value in fields.items() if value is not None
+              or name in ("opt_start_time", "pause_until")}
+    if values.get("priority_policy") == "none":
+        values["priority_policy"] = None
+    return ConsumerConfig(**values)
 
 
 def with_zero_values(cfg: ConsumerConfig) -> ConsumerConfig:
@@ -213,14 +189,18 @@ def with_zero_values(cfg: ConsumerConfig) -> ConsumerConfig:
 def encode(cfg: ConsumerConfig) -> bytes:
     """nats-server's JSON of a configuration (Go's field order, omitempty, escapes and
     sorted metadata keys)."""
-    return go_json(with_zero_values(cfg))
+    return gojson.encode(with_zero_values(cfg))
 
 
 def decode(data: bytes | str) -> ConsumerConfig:
     """A configuration from JSON, decoded as nats-server's Go decoder does it: unknown keys
     ignored, keys matched without regard to case, JSInvalidJSONErr with Go's text."""
-    from jsstore.consumer import create as consumercreate   # the Go JSON decoder lives with the request
-    return consumercreate.decode_config(data.encode() if isinstance(data, str) else data)
+    try:
+        fields = gojson.decode_request(data.encode() if isinstance(data, str) else data,
+                                       CONSUMER_CONFIG, strict=False)
+    except gojson.GoJSONError as exc:
+        raise api_errors.JSInvalidJSONErr(err=exc) from None
+    return config_from_fields(fields)
 
 
 def to_dict(cfg: ConsumerConfig) -> dict:
@@ -416,10 +396,10 @@ def _check_enum_values(cfg: ConsumerConfig) -> None:
     the text nats-server's decoder gives (ack and replay policies have their own errors)."""
     if (cfg.deliver_policy or "all") not in DELIVER_POLICIES:
         raise api_errors.JSInvalidJSONErr(
-            err=f"can not unmarshal {go_strconv_quote(go_json(cfg.deliver_policy).decode())}")
+            err=f"can not unmarshal {quote(gojson.encode(cfg.deliver_policy).decode())}")
     if (cfg.priority_policy or "none") not in PRIORITY_POLICIES:
         raise api_errors.JSInvalidJSONErr(
-            err=f"unknown priority policy: {go_json(cfg.priority_policy).decode()}")
+            err=f"unknown priority policy: {gojson.encode(cfg.priority_policy).decode()}")
 
 
 def _check_names_and_replicas(cfg: ConsumerConfig, stream, recovering: bool) -> None:
@@ -577,11 +557,11 @@ def _check_sampling(sample_freq: str) -> None:
     body = digits[1:] if digits[:1] in ("+", "-") else digits
     if not body or not body.isascii() or not body.isdigit():
         raise api_errors.JSConsumerInvalidSamplingErrF(
-            err=f"strconv.Atoi: parsing {go_strconv_quote(digits)}: invalid syntax")
+            err=f"strconv.Atoi: parsing {quote(digits)}: invalid syntax")
     value = int(digits)
     if not -(1 << 63) <= value < (1 << 63):
         raise api_errors.JSConsumerInvalidSamplingErrF(
-            err=f"strconv.Atoi: parsing {go_strconv_quote(digits)}: value out of range")
+            err=f"strconv.Atoi: parsing {quote(digits)}: value out of range")
     if value < 0:
         raise api_errors.JSConsumerInvalidSamplingErrF(err="<nil>")
 

@@ -37,13 +37,13 @@ is the consumer engine's part.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal, Mapping, NamedTuple
 
 import msgspec
 
 from jsstore.consumer import config as cc
+from jsstore.gocompat import json as gojson
 from jsstore.stream import config as streamconfig
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import api as wire_api
@@ -63,395 +63,24 @@ class CreateConsumerRequest(msgspec.Struct, omit_defaults=True):
     pedantic: bool = False
 
 
-def _quote_rune(rune: int | None) -> str:
-    """Go's strconv.QuoteRune, as its JSON decoder names an unexpected character."""
-    return "'" + cc.go_escaped_rune(0xFFFD if rune is None else rune, "'") + "'"
-
-
-# -- Go's JSON syntax ------------------------------------------------------------------------
-class GoJSONError(ValueError):
-    """Why Go's decoder refuses a body, in its words."""
-
-
-class _Node(msgspec.Struct, array_like=True):
-    """One JSON value: kind (object, array, string, number, true, false, null), its
-    value (pairs, items, text) and where it lies in the body (for Go's raw bytes)."""
-    kind: str
-    value: object
-    start: int
-    end: int
-
-
-_WHITESPACE = b" \t\r\n"
-_ESCAPES = {ord('"'): '"', ord("\\"): "\\", ord("/"): "/", ord("b"): "\b", ord("f"): "\f",
-            ord("n"): "\n", ord("r"): "\r", ord("t"): "\t"}
-_HEX = re.compile(rb"[0-9a-fA-F]{4}")
-
-
-class _Scanner:
-    """Reads JSON values one after another with the syntax errors (text and offset) that
-    nats-server's decoder reports."""
-
-    def __init__(self, data: bytes):
-        self.data, self.pos = data, 0
-
-    def at_end(self) -> bool:
-        while self.pos < len(self.data) and self.data[self.pos] in _WHITESPACE:
-            self.pos += 1
-        return self.pos >= len(self.data)
-
-    def _fail(self, context: str, at: int | None = None) -> GoJSONError:
-        at = self.pos if at is None else at
-        rune, size = cc.utf8_rune_at(self.data, at)
-        return GoJSONError(f"invalid character {_quote_rune(rune)} {context} "
-                           f"at offset {at + size}")
-
-    def _next(self) -> int:
-        """The next non-space byte (unexpected EOF when there is none)."""
-        if self.at_end():
-            raise GoJSONError("unexpected EOF")
-        return self.data[self.pos]
-
-    def value(self) -> _Node:
-        byte = self._next()
-        if byte == ord("{"):
-            return self._object()
-        if byte == ord("["):
-            return self._array()
-        if byte == ord('"'):
-            start = self.pos
-            return _Node("string", self._string(), start, self.pos)
-        if byte == ord("-") or 0x30 <= byte <= 0x39:
-            return self._number()
-        for literal in ("true", "false", "null"):
-            if byte == ord(literal[0]):
-                return self._literal(literal)
-        raise self._fail("looking for beginning of value")
-
-    def _object(self) -> _Node:
-        start, pairs = self.pos, []
-        self.pos += 1
-        if self._next() == ord("}"):
-            self.pos += 1
-            return _Node("object", pairs, start, self.pos)
-        while True:
-            if self._next() != ord('"'):
-                raise self._fail("looking for beginning of object key string")
-            key = self._string()
-            if self._next() != ord(":"):
-                raise self._fail("after object key")
-            self.pos += 1
-            pairs.append((key, self.value()))
-            byte = self._next()
-            self.pos += 1
-            if byte == ord("}"):
-                return _Node("object", pairs, start, self.pos)
-            if byte != ord(","):
-                raise self._fail("after object key:value pair", self.pos - 1)
-
-    def _array(self) -> _Node:
-        start, items = self.pos, []
-        self.pos += 1
-        if self._next() == ord("]"):
-            self.pos += 1
-            return _Node("array", items, start, self.pos)
-        while True:
-            items.append(self.value())
-            byte = self._next()
-            self.pos += 1
-            if byte == ord("]"):
-                return _Node("array", items, start, self.pos)
-            if byte != ord(","):
-                raise self._fail("after array element", self.pos - 1)
-
-    def _string(self) -> str:
-        data, parts = self.data, []
-        self.pos += 1
-        run = self.pos
-        while True:
-            if self.pos >= len(data):
-                raise GoJSONError("unexpected EOF")
-            byte = data[self.pos]
-            if byte == ord('"'):
-                parts.append(data[run:self.pos].decode("utf-8", "replace"))
-                self.pos += 1
-                return "".join(parts)
-            if byte < 0x20:
-                raise self._fail("in string")
-            if byte == ord("\\"):
-                parts.append(data[run:self.pos].decode("utf-8", "replace"))
-                parts.append(self._escape())
-                run = self.pos
-            else:
-                self.pos += 1
-
-    def _escape(self) -> str:
-        data, at = self.data, self.pos
-        if at + 1 >= len(data):
-            raise GoJSONError("unexpected EOF")
-        kind = data[at + 1]
-        if kind in _ESCAPES:
-            self.pos += 2
-            return _ESCAPES[kind]
-        if kind != ord("u"):
-            rune, size = cc.utf8_rune_at(data, at + 1)
-            text = data[at:at + 1 + size].decode("utf-8", "replace")
-            raise GoJSONError(f"invalid escape sequence `{text}` in string at offset "
-                              f"{at + 1 + size}")
-        if at + 6 > len(data):
-            raise GoJSONError("unexpected EOF")
-        if not _HEX.fullmatch(data[at + 2:at + 6]):
-            text = data[at:at + 6].decode("utf-8", "replace")
-            raise GoJSONError(f"invalid escape sequence `{text}` in string at offset {at + 6}")
-        high = int(data[at + 2:at + 6], 16)
-        self.pos += 6
-        if 0xD800 <= high < 0xDC00 and data[self.pos:self.pos + 2] == b"\\u" \
-                and _HEX.fullmatch(data[self.pos + 2:self.pos + 6]):
-            low = int(data[self.pos + 2:self.pos + 6], 16)
-            if 0xDC00 <= low < 0xE000:
-                self.pos += 6
-                return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
-        return "\ufffd" if 0xD800 <= high < 0xE000 else chr(high)
-
-    def _digits(self) -> None:
-        while self.pos < len(self.data) and 0x30 <= self.data[self.pos] <= 0x39:
-            self.pos += 1
-
-    def _need_digit(self) -> None:
-        if self.pos >= len(self.data):
-            raise GoJSONError("unexpected EOF")
-        if not 0x30 <= self.data[self.pos] <= 0x39:
-            raise self._fail("in numeric literal")
-
-    def _number(self) -> _Node:
-        data, start = self.data, self.pos
-        if data[self.pos] == ord("-"):
-            self.pos += 1
-            self._need_digit()
-        if data[self.pos] == ord("0"):
-            self.pos += 1
-        else:
-            self._digits()
-        if data[self.pos:self.pos + 1] == b".":
-            self.pos += 1
-            self._need_digit()
-            self._digits()
-        if data[self.pos:self.pos + 1] in (b"e", b"E"):
-            self.pos += 1
-            if data[self.pos:self.pos + 1] in (b"+", b"-"):
-                self.pos += 1
-            self._need_digit()
-            self._digits()
-        return _Node("number", data[start:self.pos].decode(), start, self.pos)
-
-    def _literal(self, literal: str) -> _Node:
-        start = self.pos
-        for expected in literal:
-            if self.pos >= len(self.data):
-                raise GoJSONError("unexpected EOF")
-            if self.data[self.pos] != ord(expected):
-                raise self._fail(f"in literal {literal} (expecting '{expected}')")
-            self.pos += 1
-        return _Node(literal, None, start, self.pos)
-
-
-# -- Go's JSON decoding into nats-server's types -------------------------------------------
-_KEEP = object()     # a JSON null that leaves the Go value as it was
-
-
-class _GoType(NamedTuple):
-    """A Go type of nats-server's request as its JSON decoder treats it: `kind` is string,
-    bool, int (between `low` and `high`), time, slice (of `element`), map (of string
-    `element`), struct (`fields` by JSON name) or enum (a type with its own UnmarshalJSON
-    taking the raw `values`, else failing with `error`, where %q is the Go-quoted raw
-    JSON and %v the raw JSON)."""
-    kind: str
-    name: str = ""                      # the Go type name, as type errors give it
-    low: int = 0
-    high: int = 0
-    element: "_GoType | None" = None
-    fields: "dict[str, _GoType] | None" = None
-    values: dict[bytes, str] | None = None
-    error: str = ""
-
-
-_STRING = _GoType("string", "string")
-_BOOL = _GoType("bool", "bool")
-_INT = _GoType("int", "int", -(1 << 63), (1 << 63) - 1)
-_DURATION = _GoType("int", "time.Duration", -(1 << 63), (1 << 63) - 1)
-_UINT64 = _GoType("int", "uint64", 0, (1 << 64) - 1)
-_TIME = _GoType("time", "time.Time")
-
-
-def _enum(values: dict[str, str], error: str) -> _GoType:
-    return _GoType("enum", values={('"' + raw + '"').encode(): value
-                                   for raw, value in values.items()}, error=error)
-
-
-_CONFIG_FIELDS = {
-    "durable_name": _STRING, "name": _STRING, "description": _STRING,
-    "deliver_policy": _enum({p: p for p in cc.DELIVER_POLICIES} | {"undefined": "all"},
-                            "can not unmarshal %q"),
-    "opt_start_seq": _UINT64, "opt_start_time": _TIME,
-    "ack_policy": _enum({p: p for p in cc.ACK_POLICIES}, "can not unmarshal %q"),
-    "ack_wait": _DURATION, "max_deliver": _INT,
-    "backoff": _GoType("slice", "[]time.Duration", element=_DURATION),
-    "filter_subject": _STRING,
-    "filter_subjects": _GoType("slice", "[]string", element=_STRING),
-    "replay_policy": _enum({p: p for p in cc.REPLAY_POLICIES}, "can not unmarshal %q"),
-    "rate_limit_bps": _UINT64, "sample_freq": _STRING, "max_waiting": _INT,
-    "max_ack_pending": _INT, "flow_control": _BOOL, "headers_only": _BOOL,
-    "max_batch": _INT, "max_expires": _DURATION, "max_bytes": _INT,
-    "deliver_subject": _STRING, "deliver_group": _STRING, "idle_heartbeat": _DURATION,
-    "inactive_threshold": _DURATION, "num_replicas": _INT, "mem_storage": _BOOL,
-    "direct": _BOOL, "sourcing": _BOOL,
-    "metadata": _GoType("map", "map[string]string", element=_STRING), "pause_until": _TIME,
-    "priority_groups": _GoType("slice", "[]string", element=_STRING),
-    "priority_policy": _enum({p: p for p in cc.PRIORITY_POLICIES},
-                             "unknown priority policy: %v"),
-    "priority_timeout": _DURATION,
-}
-_CONFIG = _GoType("struct", "server.ConsumerConfig", fields=_CONFIG_FIELDS)
-_REQUEST = _GoType("struct", "server.CreateConsumerRequest", fields={
-    "stream_name": _STRING, "config": _CONFIG,
-    "action": _enum({"": "", "create": "create", "update": "update"},
-                    "unknown consumer action: %v"),
-    "pedantic": _BOOL,
+# nats-server's CreateConsumerRequest as its JSON decoder reads it
+CREATE_REQUEST = gojson.struct("server.CreateConsumerRequest", {
+    "stream_name": gojson.STRING_TYPE, "config": cc.CONSUMER_CONFIG,
+    "action": gojson.enum({"": "", "create": "create", "update": "update"},
+                          "unknown consumer action: %v"),
+    "pedantic": gojson.BOOL,
 })
-_KIND_NAMES = {"object": "object", "array": "array", "string": "string", "number": "number",
-               "true": "bool", "false": "bool"}
-_SIGNED_TEXT = re.compile(r"-?[0-9]+")
-_UNSIGNED_TEXT = re.compile(r"[0-9]+")
-
-
-class _Decoder:
-    """Go's decoding of parsed JSON into nats-server's types; the first error wins."""
-
-    def __init__(self, data: bytes, strict: bool):
-        self.data, self.strict = data, strict
-
-    def _type_error(self, node: _Node, go_type: str, path: list, literal: bool = False):
-        kind = _KIND_NAMES[node.kind] + (f" {node.value}" if literal else "")
-        where = ".".join(str(part) for part in path)
-        if len(path) == 1:
-            return GoJSONError(f"json: cannot unmarshal {kind} into Go value of type {go_type}")
-        into = where if isinstance(path[-1], int) else f"Go struct field {where}"
-        return GoJSONError(f"json: cannot unmarshal {kind} into {into} of type {go_type}")
-
-    def decode(self, node: _Node, kind: _GoType, path: list, current=None):
-        """The Go value `node` gives for a value of `kind` (`current`: what it held, for
-        structs and maps, which JSON objects merge into); _KEEP for a null that
-        leaves it."""
-        if kind.kind == "enum":
-            raw = self.data[node.start:node.end]
-            if raw in kind.values:
-                return kind.values[raw]
-            quoted = (cc.go_strconv_quote(raw) if "%q" in kind.error
-                      else raw.decode("utf-8", "replace"))
-            raise GoJSONError(kind.error.replace("%q", quoted).replace("%v", quoted))
-        if node.kind == "null":
-            return None if kind.kind in ("time", "slice", "map") else _KEEP
-        handler = getattr(self, "_decode_" + kind.kind)
-        return handler(node, kind, path, current)
-
-    def _decode_string(self, node, kind, path, current):
-        if node.kind != "string":
-            raise self._type_error(node, kind.name, path)
-        return node.value
-
-    def _decode_bool(self, node, kind, path, current):
-        if node.kind not in ("true", "false"):
-            raise self._type_error(node, kind.name, path)
-        return node.kind == "true"
-
-    def _decode_int(self, node, kind, path, current):
-        if node.kind != "number":
-            raise self._type_error(node, kind.name, path)
-        text = node.value
-        pattern = _SIGNED_TEXT if kind.low < 0 else _UNSIGNED_TEXT
-        if not pattern.fullmatch(text) or not kind.low <= int(text) <= kind.high:
-            raise self._type_error(node, kind.name, path, literal=True)
-        return int(text)
-
-    def _decode_time(self, node, kind, path, current):
-        if node.kind != "string":
-            raise self._type_error(node, kind.name, path)
-        try:
-            return cc.format_go_time(cc.parse_go_time(node.value))
-        except cc.TimeParseError as exc:
-            raise GoJSONError(str(exc)) from None
-
-    def _decode_slice(self, node, kind, path, current):
-        if node.kind != "array":
-            raise self._type_error(node, kind.name, path)
-        items = []
-        for index, item in enumerate(node.value):
-            value = self.decode(item, kind.element, path + [index])
-            items.append(("" if kind.element is _STRING else 0) if value is _KEEP else value)
-        return items
-
-    def _decode_map(self, node, kind, path, current):
-        if node.kind != "object":
-            raise self._type_error(node, kind.name, path)
-        out = dict(current or {})
-        for key, item in node.value:
-            value = self.decode(item, kind.element, path + [key])
-            out[key] = "" if value is _KEEP else value
-        return out
-
-    def _decode_struct(self, node, kind, path, current):
-        if node.kind != "object":
-            raise self._type_error(node, kind.name, path)
-        fields, out = kind.fields, dict(current or {})
-        for key, item in node.value:
-            name = key if key in fields else key.lower() if key.isascii() else None
-            if name not in fields:
-                if self.strict:
-                    raise GoJSONError(f"json: unknown field {cc.go_strconv_quote(key)}")
-                continue
-            value = self.decode(item, fields[name], path + [name], out.get(name))
-            if value is not _KEEP:
-                out[name] = value
-        return out
-
-
-def _decode_values(data: bytes, kind: _GoType, root: str, strict: bool) -> dict:
-    """Every JSON value of the body decoded, one after another, into one Go value (as
-    nats-server's json.Decoder loop does)."""
-    scanner, decoder, out = _Scanner(data), _Decoder(data, strict), {}
-    while not scanner.at_end():
-        value = decoder.decode(scanner.value(), kind, [root], out)
-        if value is not _KEEP:
-            out = value
-    return out
-
-
-def _config_from(fields: dict) -> cc.ConsumerConfig:
-    values = {name: value for name, value in fields.items() if value is not None
-              or name in ("opt_start_time", "pause_until")}
-    if values.get("priority_policy") == "none":
-        values["priority_policy"] = None
-    return cc.ConsumerConfig(**values)
 
 
 def decode_request(payload: bytes) -> CreateConsumerRequest:
     """A CONSUMER.CREATE body as nats-server decodes it (strictly: unknown keys refused),
     JSInvalidJSONErr with Go's text when it cannot."""
     try:
-        fields = _decode_values(bytes(payload or b""), _REQUEST, "CreateConsumerRequest", True)
-    except GoJSONError as exc:
+        fields = gojson.decode_request(bytes(payload or b""), CREATE_REQUEST)
+    except gojson.GoJSONError as exc:
         raise api_errors.JSInvalidJSONErr(err=exc) from None
-    config = _config_from(fields.pop("config", {}))
+    config = cc.config_from_fields(fields.pop("config", {}))
     return CreateConsumerRequest(config=config, **fields)
-
-
-def decode_config(payload: bytes) -> cc.ConsumerConfig:
-    """A consumer configuration JSON object as Go's decoder reads it (unknown keys ignored)."""
-    try:
-        fields = _decode_values(bytes(payload or b""), _CONFIG, "ConsumerConfig", False)
-    except GoJSONError as exc:
-        raise api_errors.JSInvalidJSONErr(err=exc) from None
-    return _config_from(fields)
 
 
 # -- the request checks ----------------------------------------------------------------------
@@ -628,4 +257,4 @@ def store_failed_error() -> api_errors.ApiError:
 
 def create_error_response(exc: api_errors.ApiError) -> bytes:
     """The JSON answer to a failed create request, as nats-server writes it."""
-    return cc.go_json({"type": CONSUMER_CREATE_TYPE, "error": exc.to_dict()})
+    return gojson.encode({"type": CONSUMER_CREATE_TYPE, "error": exc.to_dict()})

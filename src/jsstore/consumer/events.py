@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import msgspec
 
-from jsstore.stream.advisories import (ACCOUNT, ADVISORY_PREFIX, ADVISORY_TYPE_PREFIX, _encode, _timestamp, next_id)
+from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
+from jsstore.stream.advisories import (ACCOUNT, ADVISORY_PREFIX, ADVISORY_TYPE_PREFIX, _timestamp, next_id)
 
 METRIC_PREFIX = "$JS.EVENT.METRIC"
 PAUSE_TYPE = ADVISORY_TYPE_PREFIX + "consumer_pause"
@@ -86,7 +87,7 @@ def consumer_pause(stream: str, consumer: str, pause_until: int, *, now: int,
                           stream=stream, consumer=consumer, paused=now < pause_until,
                           pause_until=rfc3339_nano(pause_until) if pause_until else "",
                           domain=domain)
-    return pause_subject(stream, consumer), _encode(event)
+    return pause_subject(stream, consumer), gojson.encode(event)
 
 
 def group_pinned(stream: str, consumer: str, group: str, pin_id: str, *, now: int,
@@ -94,7 +95,7 @@ def group_pinned(stream: str, consumer: str, group: str, pin_id: str, *, now: in
     event = GroupPinned(type=PINNED_TYPE, id=next_id(), timestamp=_timestamp(now),
                         account=account, stream=stream, consumer=consumer, domain=domain,
                         group=group, pinned_id=pin_id)
-    return f"{ADVISORY_PREFIX}.CONSUMER.PINNED.{stream}.{consumer}", _encode(event)
+    return f"{ADVISORY_PREFIX}.CONSUMER.PINNED.{stream}.{consumer}", gojson.encode(event)
 
 
 def group_unpinned(stream: str, consumer: str, group: str, reason: str, *, now: int,
@@ -102,7 +103,7 @@ def group_unpinned(stream: str, consumer: str, group: str, reason: str, *, now: 
     event = GroupUnpinned(type=UNPINNED_TYPE, id=next_id(), timestamp=_timestamp(now),
                           account=account, stream=stream, consumer=consumer, domain=domain,
                           group=group, reason=reason)
-    return f"{ADVISORY_PREFIX}.CONSUMER.UNPINNED.{stream}.{consumer}", _encode(event)
+    return f"{ADVISORY_PREFIX}.CONSUMER.UNPINNED.{stream}.{consumer}", gojson.encode(event)
 
 
 def ack_metric(stream: str, consumer: str, consumer_seq: int, stream_seq: int,
@@ -113,4 +114,4 @@ def ack_metric(stream: str, consumer: str, consumer_seq: int, stream_seq: int,
                       stream=stream, consumer=consumer, consumer_seq=consumer_seq,
                       stream_seq=stream_seq, ack_time=ack_time, deliveries=deliveries,
                       domain=domain)
-    return ack_metric_subject(stream, consumer), _encode(event)
+    return ack_metric_subject(stream, consumer), gojson.encode(event)

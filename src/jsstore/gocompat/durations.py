@@ -26,6 +26,8 @@ package, keeps its own C constant where it needs one.
 
 from __future__ import annotations
 
+from jsstore.gocompat.quoting import time_quote
+
 NANOSECOND = 1
 MICROSECOND = 1_000
 MILLISECOND = 1_000_000
@@ -44,28 +46,11 @@ _UNITS = {"ns": NANOSECOND, "us": MICROSECOND, MICRO_SIGN + "s": MICROSECOND,
           GREEK_MU + "s": MICROSECOND, "ms": MILLISECOND, "s": SECOND, "m": MINUTE,
           "h": HOUR}
 _DIGITS = "0123456789"
-_HEX = "0123456789abcdef"
 _TEXT, _ESCAPES = "utf-8", "surrogateescape"
 
 
-def go_quote(text: str | bytes) -> str:
-    """The time package's quote(): the text in double quotes with `"` and `\\` escaped and
-    every byte of a control or non-ASCII character written as ``\\xNN``."""
-    data = text.encode(_TEXT, _ESCAPES) if isinstance(text, str) else bytes(text)
-    out = ['"']
-    for byte in data:
-        if byte < 0x20 or byte >= 0x80:
-            out.append("\\x" + _HEX[byte >> 4] + _HEX[byte & 0xF])
-        elif byte in (0x22, 0x5C):
-            out.append("\\" + chr(byte))
-        else:
-            out.append(chr(byte))
-    out.append('"')
-    return "".join(out)
-
-
 def _invalid(original: str) -> ValueError:
-    return ValueError("time: invalid duration " + go_quote(original))
+    return ValueError("time: invalid duration " + time_quote(original))
 
 
 def _leading_int(text: str, pos: int) -> tuple[int, int]:
@@ -135,12 +120,12 @@ def parse_go_duration(text: str | bytes) -> int:
         while pos < end and text[pos] != "." and text[pos] not in _DIGITS:
             pos += 1
         if pos == unit_start:
-            raise ValueError("time: missing unit in duration " + go_quote(original))
+            raise ValueError("time: missing unit in duration " + time_quote(original))
         unit_text = text[unit_start:pos]
         unit = _UNITS.get(unit_text)
         if unit is None:
-            raise ValueError("time: unknown unit " + go_quote(unit_text) + " in duration "
-                             + go_quote(original))
+            raise ValueError("time: unknown unit " + time_quote(unit_text) + " in duration "
+                             + time_quote(original))
         if whole > _LIMIT // unit:
             raise _invalid(original)
         whole *= unit

@@ -22,7 +22,8 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-from jsstore.gocompat.durations import SECOND, go_quote
+from jsstore.gocompat.durations import SECOND
+from jsstore.gocompat.quoting import time_quote
 
 RFC3339 = "2006-01-02T15:04:05Z07:00"           # Go's layout, named in ParseError texts
 ZERO_TIME = "0001-01-01T00:00:00Z"              # Go's zero time.Time as JSON writes it
@@ -47,12 +48,12 @@ class TimeParseError(ValueError):
 
 
 def _cannot_parse(value: bytes, value_elem: bytes, layout_elem: str) -> TimeParseError:
-    return TimeParseError(f"parsing time {go_quote(value)} as {go_quote(RFC3339)}: "
-                          f"cannot parse {go_quote(value_elem)} as {go_quote(layout_elem)}")
+    return TimeParseError(f"parsing time {time_quote(value)} as {time_quote(RFC3339)}: "
+                          f"cannot parse {time_quote(value_elem)} as {time_quote(layout_elem)}")
 
 
 def _out_of_range(value: bytes, what: str) -> TimeParseError:
-    return TimeParseError(f"parsing time {go_quote(value)}: {what} out of range")
+    return TimeParseError(f"parsing time {time_quote(value)}: {what} out of range")
 
 
 def _digit(data: bytes, index: int) -> bool:
@@ -108,7 +109,7 @@ def parse_go_time(text: str | bytes) -> GoTime:
         value = value[end:]
     offset, value = _parse_offset(whole, value)
     if value:
-        raise TimeParseError(f"parsing time {go_quote(whole)}: extra text: {go_quote(value)}")
+        raise TimeParseError(f"parsing time {time_quote(whole)}: extra text: {time_quote(value)}")
     month, day, hour, minute, second = fields
     if day < 1 or day > days_in_month(month, year):
         raise _out_of_range(whole, "day")

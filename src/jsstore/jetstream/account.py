@@ -43,6 +43,7 @@ from jsstore.stream import config as streamconfig
 from jsstore._core.hashing import meta_hash_key, meta_sum
 from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
 from jsstore.wire import apierrors as api_errors
+from jsstore.gocompat import json as gojson
 from jsstore.store.config import StoreOptions
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.errors import StoreClosed, StoreError
@@ -59,9 +60,6 @@ FEATURES = frozenset({"counters", "batches", "schedules", "expiry", "ttl",
 _STREAM_ADVISORY = {"create": "CREATED", "modify": "UPDATED", "delete": "DELETED"}
 PULL_REQUEST_PREFIX = "$JS.API.CONSUMER.MSG.NEXT."
 ROUTE_CACHE_LIMIT = 1 << 16     # publish subjects remembered before the cache starts over
-# Go's encoding/json escapes these inside strings; meta.inf is written the same way.
-_GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
-               ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
 
 
 class NoStreamResponseError(Exception):
@@ -142,11 +140,7 @@ def decode_headers(block: bytes | None) -> dict[str, str] | None:
 
 def meta_info_json(config: StreamConfig, created: str) -> bytes:
     """meta.inf as nats-server writes it: {"Created": ..., <stream config fields>}."""
-    body = streamconfig.encode(config)
-    data = b'{"Created":' + msgspec.json.encode(created) + b"," + body[1:]
-    for char, escape in _GO_ESCAPES:
-        data = data.replace(char, escape)
-    return data
+    return b'{"Created":' + gojson.encode(created) + b"," + gojson.encode(config)[1:]
 
 
 class JetStream(ConsumersMixin):

@@ -33,6 +33,7 @@ from jsstore._core.ackstate import AckState
 from jsstore.errors import CorruptFile, OldUpdate, StoreClosed, StoreError, WriteError
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.store.contract import FILE_STORAGE, MEMORY_STORAGE, ConsumerState
+from jsstore.gocompat import json as gojson
 from jsstore.store.files import write_atomically
 
 CONSUMER_DIR = "obs"
@@ -41,19 +42,6 @@ META_SUM_FILE = "meta.sum"
 STATE_FILE = "o.dat"
 FLUSH_INTERVAL = 0.1  # seconds: at most ~10 o.dat writes per second per consumer
 DIR_PERMS = 0o700
-
-
-# Go's encoding/json escapes these inside strings; doing the same keeps meta.inf byte-alike.
-_GO_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-                    "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-
-def go_json(value) -> bytes:
-    """Compact JSON the way Go's json.Marshal writes it (UTF-8, HTML-safe escapes)."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    for char, escape in _GO_JSON_ESCAPES.items():
-        text = text.replace(char, escape)
-    return text.encode()
 
 
 def _write_atomically(path: str, data: bytes) -> None:
@@ -327,7 +315,7 @@ class FileConsumerStore(_ConsumerStoreBase):
     def _write_config_locked(self) -> None:
         info = {"Created": rfc3339_nano(self.created_ns), "Name": self.name}
         info.update(self._config)
-        data = go_json(info)
+        data = gojson.encode(info)
         _write_atomically(os.path.join(self.directory, META_FILE), data)
         checksum = hashing.meta_sum(self._hash_key, data)
         _write_atomically(os.path.join(self.directory, META_SUM_FILE), checksum)

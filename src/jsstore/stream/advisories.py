@@ -38,7 +38,7 @@ from typing import Any
 
 import msgspec
 
-from jsstore.api.streams import go_encode
+from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
 
 ADVISORY_PREFIX = "$JS.EVENT.ADVISORY"
@@ -263,10 +263,6 @@ class BatchAbandoned(msgspec.Struct, omit_defaults=True, kw_only=True):
     reason: str                # timeout, large, incomplete or unsupported
 
 
-def _encode(advisory: msgspec.Struct) -> bytes:
-    return go_encode(advisory)
-
-
 # -- builders -----------------------------------------------------------------------------
 def api_audit(server: str, subject: str, request: bytes | str, response: bytes | str, *,
               client: ClientInfo | None = None, domain: str = "",
@@ -279,7 +275,7 @@ def api_audit(server: str, subject: str, request: bytes | str, response: bytes |
     event = ApiAudit(type=API_AUDIT_TYPE, id=next_id(), timestamp=_timestamp(now),
                      server=server, client=client or embedded_client(), subject=subject,
                      request=request, response=response, domain=domain)
-    return f"{ADVISORY_PREFIX}.API", _encode(event)
+    return f"{ADVISORY_PREFIX}.API", gojson.encode(event)
 
 
 def stream_action(stream: str, action: str, *, domain: str = "",
@@ -290,7 +286,7 @@ def stream_action(stream: str, action: str, *, domain: str = "",
         raise ValueError(f"unknown stream action {action!r}")
     event = StreamAction(type=STREAM_ACTION_TYPE, id=next_id(), timestamp=_timestamp(now),
                          stream=stream, action=action, domain=domain)
-    return f"{ADVISORY_PREFIX}.STREAM.{suffix}.{stream}", _encode(event)
+    return f"{ADVISORY_PREFIX}.STREAM.{suffix}.{stream}", gojson.encode(event)
 
 
 def consumer_action(stream: str, consumer: str, action: str, *, domain: str = "",
@@ -301,7 +297,7 @@ def consumer_action(stream: str, consumer: str, action: str, *, domain: str = ""
         raise ValueError(f"unknown consumer action {action!r}")
     event = ConsumerAction(type=CONSUMER_ACTION_TYPE, id=next_id(), timestamp=_timestamp(now),
                            stream=stream, consumer=consumer, action=action, domain=domain)
-    return f"{ADVISORY_PREFIX}.CONSUMER.{suffix}.{stream}.{consumer}", _encode(event)
+    return f"{ADVISORY_PREFIX}.CONSUMER.{suffix}.{stream}.{consumer}", gojson.encode(event)
 
 
 def max_deliveries(stream: str, consumer: str, stream_seq: int, deliveries: int, *,
@@ -310,7 +306,7 @@ def max_deliveries(stream: str, consumer: str, stream_seq: int, deliveries: int,
     event = MaxDeliveries(type=MAX_DELIVER_TYPE, id=next_id(), timestamp=_timestamp(now),
                           stream=stream, consumer=consumer, stream_seq=stream_seq,
                           deliveries=deliveries, domain=domain)
-    return f"{ADVISORY_PREFIX}.CONSUMER.MAX_DELIVERIES.{stream}.{consumer}", _encode(event)
+    return f"{ADVISORY_PREFIX}.CONSUMER.MAX_DELIVERIES.{stream}.{consumer}", gojson.encode(event)
 
 
 def msg_naked(stream: str, consumer: str, consumer_seq: int, stream_seq: int,
@@ -319,7 +315,7 @@ def msg_naked(stream: str, consumer: str, consumer_seq: int, stream_seq: int,
     event = MsgNaked(type=NAK_TYPE, id=next_id(), timestamp=_timestamp(now), stream=stream,
                      consumer=consumer, consumer_seq=consumer_seq, stream_seq=stream_seq,
                      deliveries=deliveries, domain=domain)
-    return f"{ADVISORY_PREFIX}.CONSUMER.MSG_NAKED.{stream}.{consumer}", _encode(event)
+    return f"{ADVISORY_PREFIX}.CONSUMER.MSG_NAKED.{stream}.{consumer}", gojson.encode(event)
 
 
 def msg_terminated(stream: str, consumer: str, consumer_seq: int, stream_seq: int,
@@ -330,7 +326,7 @@ def msg_terminated(stream: str, consumer: str, consumer_seq: int, stream_seq: in
                           stream=stream, consumer=consumer, consumer_seq=consumer_seq,
                           stream_seq=stream_seq, deliveries=deliveries, reason=reason,
                           domain=domain)
-    return f"{ADVISORY_PREFIX}.CONSUMER.MSG_TERMINATED.{stream}.{consumer}", _encode(event)
+    return f"{ADVISORY_PREFIX}.CONSUMER.MSG_TERMINATED.{stream}.{consumer}", gojson.encode(event)
 
 
 def snapshot_create(stream: str, state: Any, *, client: ClientInfo | None = None,
@@ -339,7 +335,7 @@ def snapshot_create(stream: str, state: Any, *, client: ClientInfo | None = None
     event = SnapshotCreate(type=SNAPSHOT_CREATE_TYPE, id=next_id(), timestamp=_timestamp(now),
                            stream=stream, state=state, client=client or embedded_client(),
                            domain=domain)
-    return f"{ADVISORY_PREFIX}.STREAM.SNAPSHOT_CREATE.{stream}", _encode(event)
+    return f"{ADVISORY_PREFIX}.STREAM.SNAPSHOT_CREATE.{stream}", gojson.encode(event)
 
 
 def snapshot_complete(stream: str, start: int, end: int, *, client: ClientInfo | None = None,
@@ -350,7 +346,7 @@ def snapshot_complete(stream: str, start: int, end: int, *, client: ClientInfo |
                              timestamp=_timestamp(end if now is None else now), stream=stream,
                              start=rfc3339_nano(start), end=rfc3339_nano(end),
                              client=client or embedded_client(), domain=domain, error=error)
-    return f"{ADVISORY_PREFIX}.STREAM.SNAPSHOT_COMPLETE.{stream}", _encode(event)
+    return f"{ADVISORY_PREFIX}.STREAM.SNAPSHOT_COMPLETE.{stream}", gojson.encode(event)
 
 
 def restore_create(stream: str, *, client: ClientInfo | None = None, domain: str = "",
@@ -358,7 +354,7 @@ def restore_create(stream: str, *, client: ClientInfo | None = None, domain: str
     """A restore is ready to receive chunks."""
     event = RestoreCreate(type=RESTORE_CREATE_TYPE, id=next_id(), timestamp=_timestamp(now),
                           stream=stream, client=client or embedded_client(), domain=domain)
-    return f"{ADVISORY_PREFIX}.STREAM.RESTORE_CREATE.{stream}", _encode(event)
+    return f"{ADVISORY_PREFIX}.STREAM.RESTORE_CREATE.{stream}", gojson.encode(event)
 
 
 def restore_complete(stream: str, start: int, end: int, size: int, *,
@@ -369,7 +365,7 @@ def restore_complete(stream: str, start: int, end: int, size: int, *,
                             timestamp=_timestamp(end if now is None else now), stream=stream,
                             start=rfc3339_nano(start), end=rfc3339_nano(end), bytes=size,
                             client=client or embedded_client(), domain=domain)
-    return f"{ADVISORY_PREFIX}.STREAM.RESTORE_COMPLETE.{stream}", _encode(event)
+    return f"{ADVISORY_PREFIX}.STREAM.RESTORE_COMPLETE.{stream}", gojson.encode(event)
 
 
 def batch_abandoned(stream: str, batch: str, reason: str, *, account: str = "",
@@ -378,4 +374,4 @@ def batch_abandoned(stream: str, batch: str, reason: str, *, account: str = "",
     event = BatchAbandoned(type=BATCH_ABANDONED_TYPE, id=next_id(), timestamp=_timestamp(now),
                            account=account, stream=stream, domain=domain, batch=batch,
                            reason=reason)
-    return f"{ADVISORY_PREFIX}.STREAM.BATCH_ABANDONED.{stream}", _encode(event)
+    return f"{ADVISORY_PREFIX}.STREAM.BATCH_ABANDONED.{stream}", gojson.encode(event)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from jsstore.gocompat.durations import MINUTE
+from jsstore.gocompat.quoting import quote
 from jsstore.wire import headers
 from jsstore.wire.apierrors import (JSMessageIncrDisabledErr, JSMessageIncrInvalidErr, JSMessageIncrMissingErr, JSMessageIncrPayloadErr, JSMessageTTLDisabledErr, JSMessageTTLInvalidErr, JSStreamExpectedLastSeqPerSubjectInvalid, JSStreamHeaderExceedsMaximumErr, JSStreamMessageExceedsMaximumErr, JSStreamNotMatchErr, JSStreamRollupFailedF, JSStreamWrongLastMsgIDErrF, JSStreamWrongLastSequenceErrF)
 from jsstore.stream.counters import INCR, parse_incr
@@ -63,31 +64,6 @@ def parse_uint(value: bytes | None) -> int | None:
 
 def _text(value: bytes | None) -> str:
     return "" if value is None else value.decode("utf-8", "surrogateescape")
-
-
-def _go_quote(text: str) -> str:
-    """Go's %q of a string (the form nats-server puts in "rollup value invalid: ...")."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char in '"\\':
-            out.append("\\" + char)
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\r":
-            out.append("\\r")
-        elif char == "\t":
-            out.append("\\t")
-        elif 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif not char.isprintable():
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
 
 
 # ---- Expected-* headers ------------------------------------------------------------------
@@ -194,7 +170,7 @@ def rollup_mode(hdr: bytes | None, allow_rollup_hdrs: bool, deny_purge: bool = F
     mode = _text(value).lower()
     if mode in (ROLLUP_SUBJECT, ROLLUP_ALL):
         return mode
-    raise JSStreamRollupFailedF(err=f"rollup value invalid: {_go_quote(mode)}")
+    raise JSStreamRollupFailedF(err=f"rollup value invalid: {quote(mode)}")
 
 
 def ttl_allowed(hdr: bytes | None, allow_msg_ttl: bool) -> None:

@@ -40,8 +40,9 @@ Compression = Literal["none", "s2", "lz4"]
 PersistMode = Literal["default", "async"]
 
 
-class SubjectTransform(msgspec.Struct, omit_defaults=True):
-    """Subject mapping applied to messages (stream input or a source/mirror)."""
+class SubjectTransform(msgspec.Struct):
+    """Subject mapping applied to messages (stream input or a source/mirror); nats-server
+    writes both fields, empty or not."""
     src: str = ""
     dest: str = ""
 
@@ -62,11 +63,16 @@ class StreamSource(msgspec.Struct, omit_defaults=True):
     external: ExternalStream | None = None
 
 
-class RePublish(msgspec.Struct, omit_defaults=True):
-    """Republish stored messages matching src onto dest (a subject transform)."""
+class RePublish(msgspec.Struct):
+    """Republish stored messages matching src onto dest (a subject transform). nats-server
+    writes src and dest always, headers_only only when set (UNSET is false)."""
     src: str = ""
     dest: str = ""
-    headers_only: bool = False
+    headers_only: bool | msgspec.UnsetType = msgspec.UNSET
+
+    def __post_init__(self):
+        if self.headers_only is False:
+            self.headers_only = msgspec.UNSET
 
 
 class Placement(msgspec.Struct, omit_defaults=True):
@@ -182,6 +188,8 @@ def normalize(cfg: StreamConfig) -> StreamConfig:
         out.allow_rollup_hdrs = True
     if not out.subjects and out.mirror is None and not out.sources:
         out.subjects = [out.name]
+    if out.placement is not None and out.placement == Placement():
+        out.placement = None      # nats-server keeps no empty placement
     if out.republish is not None and out.republish.src == "":
         out.republish = msgspec.structs.replace(out.republish, src=FULL_WILDCARD)
     out.subjects = list(out.subjects)
@@ -466,6 +474,8 @@ def apply_update(new: StreamConfig) -> StreamConfig:
     """The configuration nats-server keeps after an accepted update: normalized, and a
     sealed stream gets no max_age, discard new, deny_delete and deny_purge, no roll-ups."""
     cfg = normalize(new)
+    if cfg.republish is not None and not cfg.republish.dest:
+        cfg.republish = msgspec.structs.replace(cfg.republish, dest=FULL_WILDCARD)
     if cfg.sealed:
         cfg.max_age = 0
         cfg.discard = "new"

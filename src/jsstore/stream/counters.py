@@ -22,9 +22,9 @@ empty or digit-less value is 0.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+from jsstore.gocompat import json as gojson
 from jsstore.wire import headers
 from jsstore.wire.apierrors import JSMessageCounterBrokenErr, JSMessageIncrInvalidErr
 
@@ -66,43 +66,18 @@ def _lenient_decimal(text: str) -> int:
     return sign * int(text[pos:end]) if end > pos else 0
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
-def _go_json(body: bytes):
-    """JSON as Go's decoder accepts it (no NaN/Infinity; invalid UTF-8 replaced)."""
-    return json.loads(body.decode("utf-8", "replace"), parse_constant=_reject_constant)
-
-
-def _field(obj: dict, name: str):
-    """The value encoding/json gives a struct field `name` from `obj`: every key equal to
-    it ignoring case sets it in turn, so the last such key wins."""
-    found = None
-    lowered = name.lower()
-    for key, value in obj.items():
-        if key == name or key.lower() == lowered:
-            found = (value,)
-    return found
+# what nats-server decodes a counter body and the sources header into
+_COUNTER_BODY = gojson.struct("server.CounterValue", {VALUE_KEY: gojson.STRING_TYPE})
+_SOURCES = gojson.map_of(gojson.map_of(gojson.STRING_TYPE))
 
 
 def counter_text(body: bytes) -> str:
     """The `val` text of a counter body (empty when absent or null).
     JSMessageCounterBrokenErr when Go could not decode the body into `{val string}`."""
     try:
-        obj = _go_json(body)
-    except ValueError:
+        return gojson.unmarshal(body, _COUNTER_BODY).get(VALUE_KEY, "")
+    except gojson.GoJSONError:
         raise JSMessageCounterBrokenErr() from None
-    if obj is None:
-        return ""
-    if not isinstance(obj, dict):
-        raise JSMessageCounterBrokenErr()
-    found = _field(obj, VALUE_KEY)
-    if found is None or found[0] is None:
-        return ""
-    if not isinstance(found[0], str):
-        raise JSMessageCounterBrokenErr()
-    return found[0]
 
 
 def counter_value(body: bytes) -> int:
@@ -126,51 +101,10 @@ def parse_sources(value: bytes | str | None) -> Sources:
     if isinstance(value, str):
         value = value.encode("utf-8", "surrogateescape")
     try:
-        obj = _go_json(value)
-    except ValueError:
+        sources = gojson.unmarshal(value, _SOURCES)
+    except gojson.GoJSONError:
         raise JSMessageCounterBrokenErr() from None
-    if obj is None:
-        return {}
-    if not isinstance(obj, dict):
-        raise JSMessageCounterBrokenErr()
-    sources: Sources = {}
-    for stream, subjects in obj.items():
-        if subjects is None:
-            sources[stream] = {}
-            continue
-        if not isinstance(subjects, dict):
-            raise JSMessageCounterBrokenErr()
-        inner = sources.setdefault(stream, {})
-        for subject, total in subjects.items():
-            if total is None:
-                inner.setdefault(subject, "")
-                continue
-            if not isinstance(total, str):
-                raise JSMessageCounterBrokenErr()
-            inner[subject] = total
-    return sources
-
-
-_GO_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-               "<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-               "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-
-def _go_string(text: str) -> str:
-    """A JSON string as Go's encoding/json writes it (HTML-safe escapes)."""
-    out = ['"']
-    for char in text:
-        escaped = _GO_ESCAPES.get(char)
-        if escaped is not None:
-            out.append(escaped)
-        elif ord(char) < 0x20:
-            out.append(f"\\u{ord(char):04x}")
-        elif 0xD800 <= ord(char) <= 0xDFFF:  # not UTF-8 (an escaped byte): Go writes U+FFFD
-            out.append("\ufffd")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
+    return {stream: subjects or {} for stream, subjects in sources.items()}
 
 
 def _go_sorted(mapping: dict) -> list:
@@ -181,12 +115,8 @@ def _go_sorted(mapping: dict) -> list:
 def sources_header(sources: Sources) -> str:
     """The `Nats-Counter-Sources` value for a sources map (json.Marshal: keys sorted, no
     spaces)."""
-    parts = []
-    for stream, subjects in _go_sorted(sources):
-        inner = ",".join(f"{_go_string(subject)}:{_go_string(total)}"
-                         for subject, total in _go_sorted(subjects))
-        parts.append(f"{_go_string(stream)}:{{{inner}}}")
-    return "{" + ",".join(parts) + "}"
+    ordered = {stream: dict(_go_sorted(subjects)) for stream, subjects in _go_sorted(sources)}
+    return gojson.encode(ordered).decode()
 
 
 def source_origin(stream_source: bytes | str, subject: str) -> tuple[str, str]:

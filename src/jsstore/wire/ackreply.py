@@ -55,7 +55,8 @@ import hashlib
 from typing import NamedTuple
 
 from jsstore.gocompat.durations import parse_go_duration
-from jsstore.consumer.pullrequests import (DURATION, GoJSONError, decode_fields, go_text, go_trim_space)
+from jsstore.gocompat import json as gojson
+from jsstore.gocompat.text import trim_space, valid_text
 
 ACK_PREFIX = "$JS.ACK."
 NO_DOMAIN = "_"                      # the domain token of a v2 subject without a domain
@@ -226,21 +227,20 @@ _ACK_NAK = b"-NAK"
 _ACK_PROGRESS = b"+WPI"
 _ACK_NEXT = b"+NXT"
 _ACK_TERM = b"+TERM"
-_NAK_OPTIONS = {"delay": DURATION}
-_NAK_OPTIONS_TYPE = "server.ConsumerNakOptions"
+_NAK_OPTIONS = gojson.struct("server.ConsumerNakOptions", {"delay": gojson.DURATION})
 
 
 def _nak(payload: bytes) -> Ack:
     """processNak's reading of the delay after "-NAK"."""
-    argument = go_trim_space(payload[4:])
+    argument = trim_space(payload[4:])
     if not argument:
         return PLAIN_NAK
     try:
         if argument[0] == 0x7B:
-            delay = decode_fields(argument, _NAK_OPTIONS, _NAK_OPTIONS_TYPE).get("delay", 0)
+            delay = gojson.unmarshal(argument, _NAK_OPTIONS).get("delay", 0)
         else:
             delay = parse_go_duration(argument)
-    except (GoJSONError, ValueError):
+    except ValueError:             # GoJSONError is one
         return PLAIN_NAK
     return Ack(NAK, delay)
 
@@ -258,8 +258,8 @@ def parse_ack(payload: bytes) -> Ack:
     if payload == _ACK_PROGRESS:
         return IN_PROGRESS
     if payload[:5] == _ACK_TERM:
-        reason = go_trim_space(payload[5:])
-        return Ack(TERM, reason=go_text(reason)) if reason else TERMINATED
+        reason = trim_space(payload[5:])
+        return Ack(TERM, reason=valid_text(reason)) if reason else TERMINATED
     return IGNORED
 
 
