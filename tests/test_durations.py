@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from jsstore.stream import schedules
+from jsstore.stream import cron
 from jsstore.gocompat.durations import (HOUR, INT64_MAX, INT64_MIN, MICROSECOND, MILLISECOND, MINUTE, SECOND, format_go_duration, parse_go_duration)
 from jsstore.gocompat.quoting import time_quote
 
@@ -99,8 +99,8 @@ def test_format_refuses_values_outside_int64():
             format_go_duration(bad)
 
 
-def test_schedules_reads_durations_from_here():
-    assert schedules.parse_go_duration is parse_go_duration
+def test_schedule_patterns_read_durations_from_here():
+    assert cron.parse_go_duration is parse_go_duration
 
 
 @given(st.integers(min_value=INT64_MIN, max_value=INT64_MAX))

@@ -15,7 +15,7 @@ import pytest
 
 from jsstore.gocompat.times import parse_time_ns
 from jsstore.wire import headers
-from jsstore.stream import schedules
+from jsstore.stream import cron, schedules
 from jsstore.wire.apierrors import ApiError
 from jsstore.errors import CorruptFile
 
@@ -186,9 +186,9 @@ def test_error_json_matches_nats_server():
 # ---- fire times --------------------------------------------------------------------------
 
 def fire_after(pattern: str, start: str, tz: str | None = None) -> str:
-    fire, repeating = schedules.first_fire(pattern, tz, ns(start), None)
+    fire, repeating = cron.first_fire(pattern, tz, ns(start), None)
     assert repeating
-    return schedules.format_rfc3339(fire, tz)
+    return cron.format_rfc3339(fire, tz)
 
 
 @pytest.mark.parametrize("pattern,start,expected", [
@@ -221,8 +221,8 @@ def test_cron_next_fire(pattern, start, expected):
 def test_cron_without_a_time_in_five_years_is_invalid():
     # 2100 is not a leap year: from March 2096 the next 29 February is in 2104
     with pytest.raises(ValueError):
-        schedules.first_fire("0 0 0 29 2 *", None, ns("2096-03-01T00:00:00+00:00"), None)
-    assert schedules.first_fire("0 0 0 29 2 *", None, ns("2095-03-01T00:00:00+00:00"), None)[0] == \
+        cron.first_fire("0 0 0 29 2 *", None, ns("2096-03-01T00:00:00+00:00"), None)
+    assert cron.first_fire("0 0 0 29 2 *", None, ns("2095-03-01T00:00:00+00:00"), None)[0] == \
         ns("2096-02-29T00:00:00+00:00")
 
 
@@ -233,11 +233,11 @@ def test_cron_in_a_time_zone_and_across_dst():
     assert fire_after("0 30 2 * * *", "2024-03-09T17:00:00+00:00", ny) == "2024-03-11T02:30:00-04:00"
     assert fire_after("0 30 3 * * *", "2024-03-09T17:00:00+00:00", ny) == "2024-03-10T03:30:00-04:00"
     # 01:30 happens twice on 2024-11-03: it fires at both, as Go's arithmetic does
-    first, _ = schedules.first_fire("0 30 1 * * *", ny, ns("2024-11-02T17:00:00+00:00"), None)
+    first, _ = cron.first_fire("0 30 1 * * *", ny, ns("2024-11-02T17:00:00+00:00"), None)
     assert first == ns("2024-11-03T05:30:00+00:00")
-    second, _ = schedules.first_fire("0 30 1 * * *", ny, first, None)
+    second, _ = cron.first_fire("0 30 1 * * *", ny, first, None)
     assert second == ns("2024-11-03T06:30:00+00:00")
-    assert schedules.format_rfc3339(second, ny) == "2024-11-03T01:30:00-05:00"
+    assert cron.format_rfc3339(second, ny) == "2024-11-03T01:30:00-05:00"
     # the daily midnight still lands on local midnight after the change
     assert fire_after("@daily", "2024-03-10T12:00:00+00:00", ny) == "2024-03-11T00:00:00-04:00"
     assert fire_after("@hourly", "2024-01-01T00:10:00+00:00", "Asia/Kolkata") == "2024-01-01T06:00:00+05:30"
@@ -250,7 +250,7 @@ def test_cron_matches_a_brute_force_search():
     zone = ZoneInfo("Europe/Berlin")
     pattern = "0 */20 1-3 * * mon,wed"
     start = ns("2024-03-28T00:00:00+00:00")
-    fire, _ = schedules.first_fire(pattern, "Europe/Berlin", start, None)
+    fire, _ = cron.first_fire(pattern, "Europe/Berlin", start, None)
     second = start // S + 1
     while True:
         local = datetime.fromtimestamp(second, zone)
@@ -263,14 +263,14 @@ def test_cron_matches_a_brute_force_search():
 
 def test_every_and_at():
     start = ns("2024-01-01T00:00:00+00:00")
-    assert schedules.first_fire("@every 90s", None, start + 400_000_000, None) == (start + 90 * S, True)
-    assert schedules.first_fire("@every 90s", None, start + 500_000_000, None) == (start + 91 * S, True)
-    assert schedules.first_fire("@every 1h30m", None, start, None)[0] == start + 5400 * S
-    assert schedules.first_fire("@every 1.5s", None, start, None)[0] == start + 1_500_000_000
+    assert cron.first_fire("@every 90s", None, start + 400_000_000, None) == (start + 90 * S, True)
+    assert cron.first_fire("@every 90s", None, start + 500_000_000, None) == (start + 91 * S, True)
+    assert cron.first_fire("@every 1h30m", None, start, None)[0] == start + 5400 * S
+    assert cron.first_fire("@every 1.5s", None, start, None)[0] == start + 1_500_000_000
     # a repeating time already past is counted from now instead
-    assert schedules.first_fire("@every 10s", None, start, start + 100 * S) == (start + 110 * S, True)
-    assert schedules.first_fire("@hourly", None, start, start + 7000 * S)[0] == start + 7200 * S
-    at = schedules.first_fire("@at 2024-02-29T23:59:59.25+05:30", None, start, start * 2)
+    assert cron.first_fire("@every 10s", None, start, start + 100 * S) == (start + 110 * S, True)
+    assert cron.first_fire("@hourly", None, start, start + 7000 * S)[0] == start + 7200 * S
+    at = cron.first_fire("@at 2024-02-29T23:59:59.25+05:30", None, start, start * 2)
     assert at == (ns("2024-02-29T18:29:59+00:00") + 250_000_000, False)
     sched = check("s", {"Nats-Schedule": "@every 2s", "Nats-Schedule-Target": "foo.b"})
     assert sched.repeating and sched.next_fire == (NOW // S) * S + 2 * S
@@ -282,20 +282,20 @@ def test_every_and_at():
     ("1s", S), ("1.5s", 1_500_000_000), ("2h45m", 9900 * S), ("100ms", 10 ** 8), ("1µs", 1000),
     ("0", 0), ("+3m", 180 * S), ("-1s", -S), (".5s", S // 2)])
 def test_go_durations(text, expected):
-    assert schedules.parse_go_duration(text) == expected
+    assert cron.parse_go_duration(text) == expected
 
 
 @pytest.mark.parametrize("text", ["", "1", "s", "1x", "1s ", " 1s", "1..5s", "-", "."])
 def test_bad_go_durations(text):
     with pytest.raises(ValueError):
-        schedules.parse_go_duration(text)
+        cron.parse_go_duration(text)
 
 
 @pytest.mark.parametrize("text", ["2024-02-30T00:00:00Z", "2024-01-01T24:00:00Z", "2024-01-01T00:00:60Z",
                                   "2024-01-01T00:00:00+25:00", "2024-1-01T00:00:00Z", "2024-01-01T00:00:00"])
 def test_bad_rfc3339(text):
     with pytest.raises(ValueError):
-        schedules.first_fire("@at " + text, None, 0, None)
+        cron.first_fire("@at " + text, None, 0, None)
 
 
 @pytest.mark.parametrize("text, fire", [
@@ -303,7 +303,7 @@ def test_bad_rfc3339(text):
     ("2024-01-01T01:00:00,5Z", "2024-01-01T01:00:00.5Z"), ("2024-01-01T00:00:00+23:60", "2023-12-31T00:00:00Z")])
 def test_at_times_as_go_parses_them(text, fire):
     """What time.Parse(time.RFC3339) takes beyond the strict form, nats-server takes too."""
-    assert schedules.first_fire("@at " + text, None, 0, None) == (parse_time_ns(fire), False)
+    assert cron.first_fire("@at " + text, None, 0, None) == (parse_time_ns(fire), False)
 
 
 # ---- fired messages ----------------------------------------------------------------------

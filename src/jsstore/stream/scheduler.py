@@ -13,7 +13,7 @@ import logging
 from typing import Callable
 
 from jsstore.errors import StoreError
-from jsstore.stream import schedules
+from jsstore.stream import cron, schedules
 from jsstore.stream.schedules import ScheduleTable
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import headers as header_block
@@ -100,7 +100,7 @@ class StreamSchedules:
             value = header_block.get(msg.hdr, schedules.SCHEDULE) if msg.hdr else None
             if value:
                 try:
-                    fire_ns, _ = schedules.first_fire(
+                    fire_ns, _ = cron.first_fire(
                         value.decode("utf-8", "replace"),
                         header_block.get_str(msg.hdr, schedules.SCHEDULE_TIME_ZONE),
                         msg.ts, now)
