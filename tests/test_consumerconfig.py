@@ -11,6 +11,7 @@ import json
 import msgspec
 import pytest
 
+from jsstore.consumer import checks as consumer_checks
 from jsstore.consumer import config as cc
 from jsstore.consumer import create as ccreate
 from jsstore.gocompat.durations import SECOND
@@ -203,29 +204,29 @@ def test_pedantic_needs_the_stream_limits_set_and_leaves_flow_control_alone():
 ])
 def test_validate_errors(fields, error, description):
     cfg = cc.normalize(cc.ConsumerConfig(**fields), STREAM)
-    exc = error_of(cc.validate, cfg, STREAM)
+    exc = error_of(consumer_checks.validate, cfg, STREAM)
     assert type(exc) is error
     if description is not None:
         assert exc.description == description
 
 
 def test_validate_stream_and_server_limits():
-    exc = error_of(cc.validate, normalized(LIMITED, inactive_threshold=11 * SECOND), LIMITED)
+    exc = error_of(consumer_checks.validate, normalized(LIMITED, inactive_threshold=11 * SECOND), LIMITED)
     assert exc.description == "consumer inactive threshold exceeds system limit of 10s"
-    exc = error_of(cc.validate, normalized(LIMITED, max_ack_pending=51), LIMITED)
+    exc = error_of(consumer_checks.validate, normalized(LIMITED, max_ack_pending=51), LIMITED)
     assert exc.description == "consumer max ack pending exceeds system limit of 50"
     limits = cc.ServerLimits(max_request_batch=10)
-    exc = error_of(cc.validate, normalized(max_batch=11), STREAM, limits=limits)
+    exc = error_of(consumer_checks.validate, normalized(max_batch=11), STREAM, limits=limits)
     assert exc.description == "consumer max request batch exceeds server limit of 10"
 
 
 def test_validate_workqueue_pull_needs_acks_and_replicas_must_match():
-    exc = error_of(cc.validate, normalized(WORKQUEUE), WORKQUEUE)
+    exc = error_of(consumer_checks.validate, normalized(WORKQUEUE), WORKQUEUE)
     assert isinstance(exc, api_errors.JSConsumerPullRequiresAckErr)
     interest = StreamConfig(name="I", subjects=["i"], retention="interest", num_replicas=3)
-    exc = error_of(cc.validate, normalized(interest, num_replicas=2), interest)
+    exc = error_of(consumer_checks.validate, normalized(interest, num_replicas=2), interest)
     assert isinstance(exc, api_errors.JSConsumerReplicasShouldMatchStream)
-    cc.validate(normalized(interest, num_replicas=2), interest, recovering=True)
+    consumer_checks.validate(normalized(interest, num_replicas=2), interest, recovering=True)
 
 
 def test_valid_configurations_pass():
@@ -236,18 +237,18 @@ def test_valid_configurations_pass():
                    {"priority_policy": "pinned_client", "priority_groups": ["a-b/c=d_e"]},
                    {"deliver_policy": "by_start_time", "opt_start_time": "2024-01-01T00:00:00Z"},
                    {"sample_freq": "+50%"}):
-        cc.validate(normalized(**fields), STREAM)
+        consumer_checks.validate(normalized(**fields), STREAM)
 
 
 # -- beside other consumers ----------------------------------------------------------------
 def test_max_consumers_counts_only_limitable_consumers():
     stream = StreamConfig(name="M", subjects=["m"], max_consumers=1)
     direct = normalized(stream, deliver_subject="d", direct=True)
-    cc.check_new_consumer(normalized(stream), stream, [direct])
-    exc = error_of(cc.check_new_consumer, normalized(stream), stream, [normalized(stream)])
+    consumer_checks.check_new_consumer(normalized(stream), stream, [direct])
+    exc = error_of(consumer_checks.check_new_consumer, normalized(stream), stream, [normalized(stream)])
     assert isinstance(exc, api_errors.JSMaximumConsumersLimitErr)
-    cc.check_new_consumer(normalized(stream, sourcing=True), stream, [normalized(stream)])
-    exc = error_of(cc.check_new_consumer, normalized(), STREAM, [normalized()],
+    consumer_checks.check_new_consumer(normalized(stream, sourcing=True), stream, [normalized(stream)])
+    exc = error_of(consumer_checks.check_new_consumer, normalized(), STREAM, [normalized()],
                    limits=cc.ServerLimits(account_max_consumers=1))
     assert isinstance(exc, api_errors.JSMaximumConsumersLimitErr)
 
@@ -261,16 +262,16 @@ def test_workqueue_rules():
                           (explicit, api_errors.JSConsumerWQMultipleUnfilteredErr),
                           ({"filter_subject": "w.a.*", **explicit},
                            api_errors.JSConsumerWQConsumerNotUniqueErr)):
-        exc = error_of(cc.check_new_consumer, normalized(WORKQUEUE, **fields), WORKQUEUE, [first])
+        exc = error_of(consumer_checks.check_new_consumer, normalized(WORKQUEUE, **fields), WORKQUEUE, [first])
         assert type(exc) is error
-    cc.check_new_consumer(normalized(WORKQUEUE, filter_subject="w.q", **explicit), WORKQUEUE,
+    consumer_checks.check_new_consumer(normalized(WORKQUEUE, filter_subject="w.q", **explicit), WORKQUEUE,
                           [first])
-    cc.check_workqueue_update(normalized(WORKQUEUE, **explicit), WORKQUEUE, "B", [first])
+    consumer_checks.check_workqueue_update(normalized(WORKQUEUE, **explicit), WORKQUEUE, "B", [first])
 
 
 def test_durable_name_length():
-    cc.check_new_consumer(normalized(durable_name="d" * 255), STREAM, [])
-    exc = error_of(cc.check_new_consumer, normalized(durable_name="d" * 256), STREAM, [])
+    consumer_checks.check_new_consumer(normalized(durable_name="d" * 255), STREAM, [])
+    exc = error_of(consumer_checks.check_new_consumer, normalized(durable_name="d" * 256), STREAM, [])
     assert exc.description == "consumer name is too long, maximum allowed is 255"
 
 
@@ -297,7 +298,7 @@ def stored(**fields) -> cc.ConsumerConfig:
     ({}, {"max_waiting": 7}, "max waiting can not be updated"),
 ])
 def test_check_update_refusals(old, new, text):
-    exc = error_of(cc.check_update, stored(name="C", **old), normalized(name="C", **new))
+    exc = error_of(consumer_checks.check_update, stored(name="C", **old), normalized(name="C", **new))
     assert isinstance(exc, api_errors.JSConsumerCreateErrF)
     assert (exc.code, exc.description) == (500, text)
 
@@ -307,8 +308,8 @@ def test_check_update_allows_the_rest_and_same_start_instant():
                  opt_start_time="2024-01-01T02:00:00+02:00", deliver_subject="d")
     new = normalized(name="C", deliver_policy="by_start_time", description="x",
                      opt_start_time="2024-01-01T00:00:00Z", deliver_subject="e", max_deliver=4)
-    cc.check_update(old, new)
-    exc = error_of(cc.check_update, old, new, deliver_subject_has_interest=True)
+    consumer_checks.check_update(old, new)
+    exc = error_of(consumer_checks.check_update, old, new, deliver_subject_has_interest=True)
     assert isinstance(exc, api_errors.JSConsumerNameExistErr)
 
 
@@ -316,12 +317,12 @@ def test_same_config_and_apply_update():
     old = stored(durable_name="D", pause_until="2099-01-01T02:00:00+02:00")
     again = cc.normalize(cc.ConsumerConfig(durable_name="D", pause_until=old.pause_until,
                                            metadata={"_nats.req.level": "0"}), STREAM)
-    assert cc.same_config(again, old)
-    assert not cc.same_config(msgspec.structs.replace(again, description="x"), old)
-    assert cc.apply_update(old, again).pause_until == "2099-01-01T00:00:00Z"
+    assert consumer_checks.same_config(again, old)
+    assert not consumer_checks.same_config(msgspec.structs.replace(again, description="x"), old)
+    assert consumer_checks.apply_update(old, again).pause_until == "2099-01-01T00:00:00Z"
     ephemeral = stored(name="N")
-    assert not cc.same_config(normalized(name="N"), ephemeral)   # 5 s stored, 0 asked
-    assert cc.apply_update(ephemeral, normalized(name="N")).inactive_threshold == 5 * SECOND
+    assert not consumer_checks.same_config(normalized(name="N"), ephemeral)   # 5 s stored, 0 asked
+    assert consumer_checks.apply_update(ephemeral, normalized(name="N")).inactive_threshold == 5 * SECOND
 
 
 

@@ -42,6 +42,7 @@ from typing import Literal, Mapping, NamedTuple
 
 import msgspec
 
+from jsstore.consumer import checks as consumer_checks
 from jsstore.consumer import config as cc
 from jsstore.gocompat import json as gojson
 from jsstore.stream import config as streamconfig
@@ -220,20 +221,20 @@ def plan_request(request: CreateConsumerRequest, target: CreateSubject, *,
         config = msgspec.structs.replace(config, pause_until=consumers[lookup].pause_until)
     config = cc.with_static_metadata(config)
     config = cc.normalize(config, stream, pedantic=request.pedantic, limits=limits)
-    cc.validate(config, stream, limits=limits)
+    consumer_checks.validate(config, stream, limits=limits)
     name = config.durable_name or config.name
     others = [other for other_name, other in consumers.items() if other_name != name]
     current = consumers.get(name) if name else None
     if current is not None:
-        if request.action == "create" and not cc.same_config(config, current):
+        if request.action == "create" and not consumer_checks.same_config(config, current):
             raise api_errors.JSConsumerAlreadyExists()
-        cc.check_workqueue_update(config, stream, name, others)
-        cc.check_update(current, config, stream)
-        return CreatePlan(target.stream, name, cc.apply_update(current, config), True,
+        consumer_checks.check_workqueue_update(config, stream, name, others)
+        consumer_checks.check_update(current, config, stream)
+        return CreatePlan(target.stream, name, consumer_checks.apply_update(current, config), True,
                           request.action)
     if request.action == "update":
         raise api_errors.JSConsumerDoesNotExist()
-    cc.check_new_consumer(config, stream, others, limits=limits)
+    consumer_checks.check_new_consumer(config, stream, others, limits=limits)
     return CreatePlan(target.stream, name, cc.with_ephemeral_threshold(config), False,
                       request.action)
 
