@@ -348,7 +348,7 @@ class Consumer:
                     self._put_back(seq, deliveries)
                     pull.process_waiting(True, now)
                     return
-                deliver_to, sink, left, bytes_left = wr.reply, wr.sink, wr.n, wr.max_bytes
+                deliver_to, sink, left, bytes_left = wr.reply, wr.sink, wr.wanted, wr.max_bytes
                 if self.pinned_client:
                     hdr = with_header(hdr, "Nats-Pin-Id", pull.pin_id)
                 if left > 0 and wr.heartbeat:
@@ -385,7 +385,7 @@ class Consumer:
         load_filter, prefix, reply = self.load_filter, self.ack_prefix, wr.reply
         batch: list[Msg] = []
         sent = 0
-        while wr.n > 0 and not self.closed:
+        while wr.wanted > 0 and not self.closed:
             if max_ack_pending > 0 and ack_state.num_pending >= max_ack_pending:
                 break
             try:
@@ -419,7 +419,7 @@ class Consumer:
         self.last_delivered_at = now
         if self.delete_threshold > 0:
             pull.touch(now)
-        if wr.n > 0 and wr.heartbeat:
+        if wr.wanted > 0 and wr.heartbeat:
             wr.next_heartbeat = now + wr.heartbeat
         self.acknowledgements.sent(self.next_delivery_seq - 1, self.next_stream_seq - 1, now)
         return True

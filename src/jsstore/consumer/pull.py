@@ -152,7 +152,7 @@ class PullRequests:
         while waiting:
             wr = waiting.peek()
             if wr.expires and now >= wr.expires:
-                status(wr.reply, pullrequests.request_timeout(wr.n, wr.max_bytes), wr.sink)
+                status(wr.reply, pullrequests.request_timeout(wr.wanted, wr.max_bytes), wr.sink)
                 waiting.remove(wr)
                 continue
             assigned_pin = False
@@ -162,7 +162,7 @@ class PullRequests:
                     assigned_pin = True
                     need_pin = False
                 else:
-                    status(wr.reply, pullrequests.wrong_pin_id(wr.n, wr.max_bytes), wr.sink)
+                    status(wr.reply, pullrequests.wrong_pin_id(wr.wanted, wr.max_bytes), wr.sink)
                     waiting.remove(wr)
                     continue
             elif self.pin_id:
@@ -175,7 +175,7 @@ class PullRequests:
                         return None
                     continue
                 else:
-                    status(wr.reply, pullrequests.wrong_pin_id(wr.n, wr.max_bytes), wr.sink)
+                    status(wr.reply, pullrequests.wrong_pin_id(wr.wanted, wr.max_bytes), wr.sink)
                     waiting.remove(wr)
                     continue
             if policy == "overflow" and (wr.min_pending > 0 or wr.min_ack_pending > 0):
@@ -193,10 +193,10 @@ class PullRequests:
                 if size <= wr.max_bytes:
                     wr.max_bytes -= size
                     if wr.max_bytes == 0:
-                        wr.n = 1
+                        wr.wanted = 1
                 else:
                     status(wr.reply, pullrequests.message_size_exceeds_max_bytes(
-                        wr.n, wr.max_bytes), wr.sink)
+                        wr.wanted, wr.max_bytes), wr.sink)
                     if assigned_pin:
                         self._clear_pin()
                     waiting.remove(wr)
@@ -221,7 +221,7 @@ class PullRequests:
             timed_out = wr.expires and now >= wr.expires
             if (end_of_stream and wr.no_wait) or timed_out:
                 if timed_out:
-                    status(wr.reply, pullrequests.request_timeout(wr.n, wr.max_bytes), wr.sink)
+                    status(wr.reply, pullrequests.request_timeout(wr.wanted, wr.max_bytes), wr.sink)
                     waiting.remove(wr)
                     expired += 1
                     continue
@@ -234,7 +234,7 @@ class PullRequests:
                 waiting.remove(wr)
                 expired += 1
                 continue
-            wants += wr.n
+            wants += wr.wanted
             if wr.next_heartbeat:
                 if now >= wr.next_heartbeat:
                     status(wr.reply, pullrequests.idle_heartbeat(
