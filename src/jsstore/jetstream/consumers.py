@@ -244,6 +244,7 @@ class ConsumerRegistry:
             return consumer_info(self.lookup_locked(stream_name, name), self.clock())
 
     def consumer_names(self, stream_name: str) -> list[str]:
+        """The stream's consumer names, sorted."""
         with self.js.lock:
             stream = self.js.lookup_stream_locked(stream_name)
             return sorted(self._by_stream.get(stream.name, {}))
@@ -257,6 +258,7 @@ class ConsumerRegistry:
             return [consumer_info(consumers[n], now) for n in sorted(consumers)]
 
     def consumer_count(self, stream_name: str) -> int:
+        """How many consumers the stream has (0 for no such stream)."""
         return len(self._by_stream.get(stream_name, {}))
 
     # -- delete ---------------------------------------------------------------------------
