@@ -137,9 +137,10 @@ def pending_costs(directory: str, pending: int, rng: random.Random) -> dict[str,
                 top_up()
             elif kind == "nak delay":
                 # settle the delayed ones so that P stays what is pending (untimed)
-                with js._lock:
+                with js.lock:
                     for msg in chosen:
-                        msg._consumer.ack(msg._sseq, msg._dseq, msg._dc)
+                        msg._consumer.acknowledgements.ack(msg._stream_seq, msg._delivery_seq,
+                                                           msg._deliveries)
         info = js.consumer_info(STREAM, "HOLD")
         if not pending - OPS <= info.num_ack_pending <= pending:
             raise AssertionError(f"pending fell to {info.num_ack_pending}")

@@ -162,7 +162,7 @@ def consumer_session(data: bytes) -> None:
         if op == 0:
             js.publish(f"s.{byte >> 3 & 3}", b"m")
         elif op == 1:
-            js._router().dispatch("$JS.API.CONSUMER.MSG.NEXT.S.C", b"%d" % (1 + (byte >> 3 & 3)),
+            js.router().dispatch("$JS.API.CONSUMER.MSG.NEXT.S.C", b"%d" % (1 + (byte >> 3 & 3)),
                                   None, lambda hdr, body: None, "_fz")
         elif op in (2, 3, 4) and delivered:
             msg = delivered[(byte >> 3) % len(delivered)]

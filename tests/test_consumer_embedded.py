@@ -35,7 +35,7 @@ def pull(js, name, body, inbox="_INBOX.t"):
     """Every message sent to a pull request's inbox, until the request goes."""
     got = []
     sub = js.bus.subscribe(inbox, got.append)
-    js._router().dispatch(NEXT + name, body, None, lambda hdr, data: None, inbox)
+    js.router().dispatch(NEXT + name, body, None, lambda hdr, data: None, inbox)
     return got, sub
 
 
@@ -194,7 +194,7 @@ def test_double_acks_and_next_through_the_wire(js):
     assert js.request(first.reply, b"+ACK") == b""           # (as nats-server: again)
     assert js.request(first.reply, b"-NAK") == b""           # NAKs are always answered
     more, _ = pull(js, "C", b"", inbox="_INBOX.n")
-    js._router().dispatch(more[0].reply, b"+NXT 2", None, lambda h, d: None, "_INBOX.n")
+    js.router().dispatch(more[0].reply, b"+NXT 2", None, lambda h, d: None, "_INBOX.n")
     assert [m.data for m in more] == [b"1", b"2"]
     info = js.consumer_info("ORDERS", "C")
     assert (info.ack_floor.stream_seq, info.num_ack_pending) == (2, 1)

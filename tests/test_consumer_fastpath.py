@@ -46,7 +46,7 @@ def run(ops, config, fast: bool):
                 clock.advance(arg * 5 * SECOND)
                 js.tick()
             elif op == "pull_bus":
-                js._router().dispatch("$JS.API.CONSUMER.MSG.NEXT.S.C",
+                js.router().dispatch("$JS.API.CONSUMER.MSG.NEXT.S.C",
                                       b'{"batch":%d,"expires":%d}' % (arg + 1, SECOND),
                                       None, lambda hdr, body: None, "_bus")
             info = js.consumer_info("S", "C")

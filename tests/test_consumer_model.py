@@ -251,7 +251,7 @@ class ConsumerMachine(RuleBasedStateMachine):
         # deliveries made before the restart stay valid ack targets
         for msg in list(self.outstanding.values()) + self.stale:
             msg._js = self.js
-            msg._consumer = self.js._consumers["S"]["C"]
+            msg._consumer = self.js.consumers.find_locked("S", "C")
 
     @invariant()
     def info_matches(self):

@@ -107,7 +107,7 @@ def test_flow_control_stalls_until_answered(js, clock):
     got, _ = listen(js)
     js.add_consumer("ORDERS", durable_name="P", deliver_subject="deliver.orders",
                     ack_policy="none", flow_control=True, idle_heartbeat=5 * SECOND)
-    consumer = js._consumers["ORDERS"]["P"]
+    consumer = js.consumers.find_locked("ORDERS", "P")
     big = b"x" * (512 * 1024)
     for _ in range(8):
         js.publish("orders.new", big)
@@ -128,7 +128,7 @@ def test_flow_control_stalls_until_answered(js, clock):
     js.handle(jsstore.wire.bus.Msg(fc.reply, b""))
     assert len(data_msgs(got)) == 9
     assert [m.data for m in data_msgs(got)] == [big] * 9
-    assert consumer.fcid != fc.reply
+    assert consumer.push.flow_control_reply != fc.reply
 
 
 def test_replay_original_keeps_the_gaps(js, clock):

@@ -201,7 +201,7 @@ class JsstoreSide:
 
         def send(hdr, data):
             self._arrived(Msg(inbox, data, hdr))
-        self.js._router().dispatch(subject, payload, encode_headers(step.headers), send, inbox)
+        self.js.router().dispatch(subject, payload, encode_headers(step.headers), send, inbox)
         answers = []
         timeout = FIRST_ANSWER_TIMEOUT
         while True:

@@ -37,6 +37,7 @@ class Router:
 
     def __init__(self, js):
         self.js = js
+        self.lock = js.lock     # JetStream's lock: what ..._locked methods expect held
         self.streams = StreamApi(js)
         self.consumers = ConsumerApi(js)
         self._snapshots = None      # the snapshot/restore sessions, made on first use
@@ -92,7 +93,7 @@ class Router:
             send(None, gojson.encode(self.consumers.error_response(
                 resolved[0], api_errors.JSRequiredApiLevelErr())))
             return True
-        with self.js._lock:
+        with self.lock:
             answer = self.consumers.answer(resolved, payload, subject)
         self.streams._count(True, error=answer.find(b'"error":') >= 0)
         send(None, answer)
@@ -105,9 +106,8 @@ class Router:
         """$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>: a pull request; its answers go to
         the reply subject on the bus (now and as messages arrive)."""
         stream, dot, name = rest.partition(".")
-        js = self.js
-        with js._lock:
-            consumer = js._consumers.get(stream, {}).get(name) if dot else None
+        with self.lock:
+            consumer = self.js.consumers.find_locked(stream, name) if dot else None
             if consumer is None:
                 return False            # nats-server has no subscription there: no responders
             if not reply:
@@ -122,8 +122,8 @@ class Router:
     def _ack(self, subject: str, payload: bytes, reply: str | None, send: Send) -> bool:
         """$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<dseq>.<ts>.<pending>: an ack."""
         tokens = subject.split(".")
-        with self.js._lock:
-            consumer = self._ack_consumer(tokens)
+        with self.lock:
+            consumer = self._ack_consumer_locked(tokens)
             if consumer is None:
                 return False
             if _apply_ack(consumer, tokens, subject, payload, reply or "") and reply:
@@ -133,14 +133,14 @@ class Router:
     def ack_many(self, subjects: list[str]) -> None:
         """Plain acks (empty or ``+ACK``, no reply subject) applied in order under one
         lock: the server hands over those one read brought (see Server.publish)."""
-        with self.js._lock:
+        with self.lock:
             for subject in subjects:
                 tokens = subject.split(".")
-                consumer = self._ack_consumer(tokens)
+                consumer = self._ack_consumer_locked(tokens)
                 if consumer is not None:
                     _apply_ack(consumer, tokens, subject, b"", "")
 
-    def _ack_consumer(self, tokens: list[str]):
+    def _ack_consumer_locked(self, tokens: list[str]):
         """The consumer an ack subject's tokens name (v1 or v2 form), or None."""
         if len(tokens) >= 11:
             stream, name = tokens[4], tokens[5]
@@ -148,34 +148,35 @@ class Router:
             stream, name = tokens[2], tokens[3]
         else:
             return None
-        return self.js._consumers.get(stream, {}).get(name)
+        return self.js.consumers.find_locked(stream, name)
 
     def pull_may_precede_acks(self, subject: str, payload: bytes) -> bool:
         """Whether the pull request on `subject` may be served before plain acks that
-        came ahead of it (see Consumer.may_precede_acks)."""
+        came ahead of it (see PullRequests.may_precede_acks)."""
         stream, dot, name = subject[len(PULL_REQUEST_PREFIX):].partition(".")
-        with self.js._lock:
-            consumer = self.js._consumers.get(stream, {}).get(name) if dot else None
-            return consumer is not None and consumer.may_precede_acks(payload)
+        with self.lock:
+            consumer = self.js.consumers.find_locked(stream, name) if dot else None
+            return (consumer is not None and consumer.pull is not None
+                    and consumer.pull.may_precede_acks(payload))
 
     def _flow_control(self, subject: str, hdr: bytes | None) -> bool:
         """$JS.FC.<stream>.<consumer>.<id>: a push client answered a flow control request."""
         tokens = subject.split(".")
         if len(tokens) != 5:
             return False
-        js = self.js
-        with js._lock:
-            consumer = js._consumers.get(tokens[2], {}).get(tokens[3])
+        with self.lock:
+            consumer = self.js.consumers.find_locked(tokens[2], tokens[3])
             if consumer is None:
                 return False
-            consumer.process_flow_control(subject, hdr)
+            if consumer.push is not None:
+                consumer.push.process_flow_control(subject, hdr)
         return True
 
     def _audit(self, subject: str, request: bytes, response: bytes) -> None:
         """The $JS.EVENT.ADVISORY.API audit of one request, when someone listens."""
         js = self.js
         if js.bus.has_interest(AUDIT_SUBJECT):
-            js._advise(advisories.api_audit(js.server_name, subject, request, response,
+            js.advise(advisories.api_audit(js.server_name, subject, request, response,
                                             now=js.clock()))
 
     def _snapshot_request(self, subject: str, payload: bytes, reply: str | None,
@@ -202,8 +203,8 @@ class Router:
             return False
         suffix = subject if dot else None   # "S." is the subject form with an empty subject
         js = self.js
-        with js._lock:
-            stream = js._streams.get(name)
+        with self.lock:
+            stream = js.find_stream_locked(name)
             # without allow_direct nats-server has no subscription: nobody answers
             if stream is None or not stream.config.allow_direct:
                 return False
@@ -214,24 +215,19 @@ class Router:
 
     # -- publishes ----------------------------------------------------------------------
     def _publish(self, subject: str, payload: bytes, hdr: bytes | None, send: Send) -> bool:
-        with self.js._lock:
-            answer = self.capture(subject, payload, hdr)
+        with self.lock:
+            answer = self.capture_locked(subject, payload, hdr)
         if answer is None:
             return False
         send(None, answer)
         return True
 
-    @property
-    def lock(self):
-        """JetStream's lock, for a caller that publishes a run of messages (`capture`)."""
-        return self.js._lock
-
-    def capture(self, subject: str, payload: bytes, hdr: bytes | None) -> bytes | None:
+    def capture_locked(self, subject: str, payload: bytes, hdr: bytes | None) -> bytes | None:
         """A publish on a subject outside ``$JS.``, the lock held: stored in the stream
         that captures it, answered with its PubAck (or error); None when no stream
         captures the subject."""
         js = self.js
-        stream = js._capturing(subject)
+        stream = js.capturing_stream_locked(subject)
         if stream is None:
             return None
         try:
@@ -239,7 +235,7 @@ class Router:
                 answer = stream.publish_plain(subject, payload)
                 if answer is not None:
                     return answer
-            ack = js._publish_to(stream, subject, hdr, payload)
+            ack = js.publish_locked(stream, subject, hdr, payload)
             return b"" if ack is None else ack.to_json()   # staged: an empty answer
         except api_errors.ApiError as exc:
             return pub_error_json(stream.name, exc)
@@ -260,5 +256,5 @@ def _apply_ack(consumer, tokens: list[str], subject: str, payload: bytes, reply:
                 and len(delivered) < 19 and len(sseq) < 19 and len(dseq) < 19
                 and (delivered + sseq + dseq).isascii()
                 and tokens[7].isdigit() and tokens[8].isdigit() and int(sseq)):
-            return consumer.ack(int(sseq), int(dseq), int(delivered), reply)
-    return consumer.process_ack(subject, payload, reply)
+            return consumer.acknowledgements.ack(int(sseq), int(dseq), int(delivered))
+    return consumer.acknowledgements.process(subject, payload, reply)

@@ -178,11 +178,11 @@ def restore_stream(js, config: StreamConfig, data: bytes):
     gets a copy of the messages."""
     from jsstore.jetstream.account import ACCOUNT, meta_info_json
     name = config.name
-    with js._lock:
-        js._check_open()
-        if name in js._streams:
+    with js.lock:
+        js.check_open()
+        if js.find_stream_locked(name) is not None:
             raise api_errors.JSStreamNameExistRestoreFailedErr()
-        streamconfig.validate(config, existing_streams=js._others(name))
+        streamconfig.validate(config, existing_streams=js.other_stream_configs_locked(name))
         normalized = streamconfig.normalize(config)
     to_file = js.directory is not None and normalized.storage == "file"
     parent = os.path.join(js.directory, "jetstream") if js.directory is not None else None
@@ -308,7 +308,7 @@ class _Outgoing:
             self.timer = None
 
     def _expired(self) -> None:
-        with self.api.js._lock:
+        with self.api.js.lock:
             if not self.done and self.timer is not None:
                 self.timer = None
                 self.finish(NO_FLOW_ERROR)
@@ -373,11 +373,11 @@ class SnapshotApi:
         and None returned: through `send(header, data)` when given, else published to
         `reply` on the bus."""
         js = self.js
-        with js._lock:
+        with js.lock:
             try:
                 if is_empty_request(payload):
                     raise api_errors.JSBadRequestErr()
-                stream = js._lookup(name)
+                stream = js.lookup_stream_locked(name)
                 request = requests.decode(payload, requests.SNAPSHOT, SnapshotRequest)
                 deliver = request.deliver_subject
                 if not deliver or not is_valid_subject(deliver) or not is_literal(deliver):
@@ -409,7 +409,7 @@ class SnapshotApi:
     def restore(self, name: str, payload: bytes) -> bytes:
         """Answer a restore request: where to send the chunks, or the error."""
         js = self.js
-        with js._lock:
+        with js.lock:
             try:
                 if is_empty_request(payload):
                     raise api_errors.JSBadRequestErr()
@@ -419,8 +419,8 @@ class SnapshotApi:
                     config = msgspec.structs.replace(config, name=name)
                 if config.name != name:
                     raise api_errors.JSStreamMismatchErr()
-                js._check_open()
-                if name in js._streams or any(t.config.name == name
+                js.check_open()
+                if js.find_stream_locked(name) is not None or any(t.config.name == name
                                               for t in self._receiving.values()):
                     raise api_errors.JSStreamNameExistRestoreFailedErr()
             except api_errors.ApiError as exc:
@@ -441,7 +441,7 @@ class SnapshotApi:
         timer.start()
 
     def _stalled(self, incoming: _Incoming) -> None:
-        with self.js._lock:
+        with self.js.lock:
             if self._receiving.get(incoming.subject) is incoming:
                 del self._receiving[incoming.subject]
 
@@ -505,7 +505,7 @@ class SnapshotApi:
             def respond(data: bytes) -> None:
                 if reply:
                     self.js.bus.publish(Msg(reply, data))
-        with self.js._lock:
+        with self.js.lock:
             if subject.startswith(ACK_PREFIX):
                 prefix = subject.rsplit(".", 2)[0]
                 transfer = self._sending.get(prefix)
@@ -523,7 +523,7 @@ class SnapshotApi:
 
     def close(self) -> None:
         """Stop every transfer's timers (the JetStream is closing)."""
-        with self.js._lock:
+        with self.js.lock:
             for transfer in list(self._sending.values()):
                 transfer.done = True
                 transfer._disarm()

@@ -2,13 +2,12 @@
 
 The semantics are nats-server's ``consumer`` (server/consumer.go), run synchronously:
 
-* ``sseq``/``dseq`` are the next stream and delivery (consumer) sequences.  Every delivery
-  attempt takes a new delivery sequence; a redelivery keeps its stream sequence.
+* ``next_stream_seq``/``next_delivery_seq`` are the next stream and delivery (consumer)
+  sequences.  Every delivery attempt takes a new delivery sequence; a redelivery keeps
+  its stream sequence.
 * The pending and ack-floor state is the consumer store's ``AckState`` (the Cython core):
   a delivery is ``update_delivered``, an ack ``update_acks``; ``consumer info`` reports its
-  delivered pair and ack floor, as nats-server does.  Beside it the consumer keeps its own
-  ack floor (``adflr``/``asflr``, what decides whether an ack or nak is stale), the
-  redelivery counts (``rdc``) and the redelivery queue (``rdq``).
+  delivered pair and ack floor, as nats-server does.
 * Timers (ack wait and backoff, pull request expiry, heartbeats, inactivity, pause, pins)
   are due times in Unix ns on the owner's clock; ``tick(now)`` runs what is due and
   returns when the next thing is.  Nothing sleeps.
@@ -16,33 +15,47 @@ The semantics are nats-server's ``consumer`` (server/consumer.go), run synchrono
   pull request's reply or the deliver subject, carrying the stored message's subject and
   the ack reply subject), or to the sink of an embedded fetch.
 
+The consumer keeps its configuration, its sequences and the delivery loop (``gather``:
+nats-server's ``loopAndGatherMsgs``, ``getNextMsg`` and ``deliverMsg``), and owns four
+collaborators, each with its own state and a few named methods:
+
+* ``acknowledgements`` (``Acknowledgements``): the acks themselves (the ack subjects'
+  ``+ACK``, ``-NAK``, ``+WPI``, ``+TERM``, ``+NXT``), the ack floor, redelivery counts and
+  queue, the ack-wait timer;
+* ``delete_timer`` (``DeleteTimer``): when an inactive consumer is deleted;
+* ``pull`` (``PullRequests``, pull consumers only): the wait queue and the pinned client;
+* ``push`` (``PushDelivery``, push consumers only): the deliver subject and its interest,
+  flow control, idle heartbeats, replay and rate pacing.
+
+Its owner (the JetStream's consumer registry) gives it a clock, a bus, ``schedule(due)``
+and ``consumer_inactive(consumer)``.  Every method runs under the owning JetStream's lock.
+
 Where jsstore differs: the pending timestamps written to ``o.dat`` are delivery times
 (nats-server writes the message's own timestamp there and keeps delivery times in
 memory only), so the ack wait runs from the delivery across a restart too.
-
-Delivery (gather, the next message, deliverMsg) lives in
-``consumerdelivery.DeliveryMixin``, acks and redelivery in ``consumeracks.AckMixin``, pull
-requests in ``consumerpull.PullMixin``, push delivery (interest, heartbeats, flow control,
-replay and rate pacing) in ``consumerpush.PushMixin``.  Every method runs
-under the owning JetStream's lock.
 """
 
 from __future__ import annotations
 
 import random
-from collections import OrderedDict
+
+import msgspec
 
 from jsstore.consumer import events as consumerevents
+from jsstore.consumer import pullrequests
 from jsstore.stream.advisories import ADVISORY_PREFIX
 from jsstore._core.subjects import _subject_matches, is_subset_match
 from jsstore.gocompat.times import parse_time_ns
 from jsstore.wire.bus import Msg
-from jsstore.consumer.acknowledgements import AckMixin
-from jsstore.consumer.delivery import DeliveryMixin
-from jsstore.consumer.pull import PullMixin
-from jsstore.consumer.push import PushMixin
+from jsstore.consumer.acknowledgements import Acknowledgements
+from jsstore.consumer.delivery import (FIRST_HANDOVER, MAX_ACK_PENDING, headers_only,
+                                       starting_position, with_header)
+from jsstore.consumer.inactivity import DeleteTimer
+from jsstore.consumer.pull import PullRequests
+from jsstore.consumer.push import PushDelivery
 from jsstore.consumer.acknowledgements import TERM_LIMITS_REASON
-from jsstore.errors import StoreError
+from jsstore.consumer.waitqueue import WaitingRequest
+from jsstore.errors import MsgNotFound, StoreEOF, StoreError
 
 from jsstore.gocompat.durations import MILLISECOND as MS, SECOND
 
@@ -77,45 +90,39 @@ def rfc3339_ns(text: str | None) -> int:
     return ns if ns > 0 else 0
 
 
-class Consumer(DeliveryMixin, AckMixin, PullMixin, PushMixin):
+class Consumer:
     """A consumer of one stream (pull when it has no deliver_subject, else push)."""
 
-    def __init__(self, js, stream, name: str, config, store, created_ns: int):
-        self.js = js                    # the owning JetStream: bus, clock, timers, advisories
+    def __init__(self, owner, stream, name: str, config, store, created_ns: int):
+        self.owner = owner              # the registry: clock, bus, schedule, consumer_inactive
+        self.clock = owner.clock        # Unix ns
+        self.bus = owner.bus            # where deliveries, statuses and advisories go
         self.stream = stream            # jsstore.stream.stream.Stream
         self.name = name
         self.store = store              # the ConsumerStore
-        self.acks = store.ack_state     # its AckState, read directly (changes go via store)
+        self.ack_state = store.ack_state   # its AckState, read directly (changes go via store)
         self.created = created_ns
         self.closed = False
-        self.sseq = 1                   # next stream sequence to look at
-        self.dseq = 1                   # next delivery sequence
-        self.adflr = 0                  # consumer's ack floor: delivery sequence
-        self.asflr = 0                  # ... and stream sequence
-        self.rdc: dict[int, int] = {}   # stream seq -> redeliveries so far
-        self.rdq: OrderedDict[int, None] = OrderedDict()  # queued for redelivery, in order
-        self.npc = 0                    # messages left to deliver (num_pending)
-        self.npf = 0                    # stream seq npc is valid up to
-        self.lss: list[int] | None = None  # last_per_subject start: seqs still to deliver
-        self.lss_resume = 0             # ... and where to carry on after them
-        self.ldt = 0                    # Unix ns of the last delivery (0: none)
-        self.lat = 0                    # Unix ns of the last ack (0: none)
-        self.ptmr_due = 0               # when pending acks are next checked (0: no timer)
-        self.dtmr_due = 0               # when inactivity is next checked (0: no timer)
+        self.next_stream_seq = 1        # sseq: next stream sequence to look at
+        self.next_delivery_seq = 1      # dseq: next delivery sequence
+        self.pending_count = 0          # npc: messages left to deliver (num_pending)
+        self.pending_counted_through = 0   # npf: stream seq pending_count is valid up to
+        self.last_per_subject_seqs: list[int] | None = None  # lss: seqs still to deliver
+        self.last_per_subject_resume = 0   # ... and where to carry on after them
+        self.last_delivered_at = 0      # ldt: Unix ns of the last delivery (0: none)
         self.pause_due = 0              # when a pause ends (0: not paused)
-        self.pin_id = ""                # pinned_client: the current pin
-        self.pinned_ts = 0
-        self.pin_due = 0                # when the pin expires
         self._configure(config)
-        self._init_pull()
-        self._init_push()
+        self.acknowledgements = Acknowledgements(self)
+        self.delete_timer = DeleteTimer(self)
+        self.pull = PullRequests(self) if self.is_pull else None
+        self.push = None if self.is_pull else PushDelivery(self)
         if store.has_state():
             self._apply_state(store.state())
         else:
             self._select_starting_seq()
         self._stream_num_pending()
-        if self.dthresh > 0 and (self.is_pull or not self.active):
-            self._set_dtmr(self.js.clock() + self.dthresh)
+        if self.delete_threshold > 0 and (self.pull is not None or not self.push.active):
+            self.delete_timer.start(self.clock() + self.delete_threshold)
         self._update_pause_state()
 
     # -- configuration --------------------------------------------------------------------
@@ -129,9 +136,9 @@ class Consumer(DeliveryMixin, AckMixin, PullMixin, PushMixin):
         self.explicit = self.ack_policy == "explicit"
         self.ack_wait = config.ack_wait or 0
         self.backoff = list(config.backoff or ())
-        self.maxdc = max(config.max_deliver or 0, 0)
-        self.maxp = config.max_ack_pending or 0
-        self.sfreq = sample_frequency(config.sample_freq)
+        self.max_deliver = max(config.max_deliver or 0, 0)    # maxdc
+        self.max_ack_pending = config.max_ack_pending or 0    # maxp
+        self.sample_percent = sample_frequency(config.sample_freq)   # sfreq
         self.is_pull = not config.deliver_subject
         self.headers_only = bool(config.headers_only)
         self.pinned_client = config.priority_policy == "pinned_client"
@@ -144,19 +151,16 @@ class Consumer(DeliveryMixin, AckMixin, PullMixin, PushMixin):
                                    f"{self.stream.name}.{self.name}")
         self._update_inactive_threshold()
 
-    @property
-    def durable(self) -> bool:
-        return bool(self.config.durable_name)
-
     def _update_inactive_threshold(self) -> None:
         threshold = self.config.inactive_threshold or 0
         jitter = 100 * MS + random.randrange(900) * MS
-        if not self.durable and threshold <= 0:
-            self.dthresh = DELETE_WAIT_DEFAULT + jitter
+        # dthresh: how long the consumer may be inactive before it is deleted (0: never)
+        if not self.config.durable_name and threshold <= 0:
+            self.delete_threshold = DELETE_WAIT_DEFAULT + jitter
         elif threshold > 0:
-            self.dthresh = threshold + jitter if self.is_pull else threshold
+            self.delete_threshold = threshold + jitter if self.is_pull else threshold
         else:
-            self.dthresh = 0
+            self.delete_threshold = 0
 
     def is_equal_or_subset(self, subject: str) -> bool:
         """isEqualOrSubsetMatch: one of the filters lies inside `subject` (none: False)."""
@@ -167,94 +171,75 @@ class Consumer(DeliveryMixin, AckMixin, PullMixin, PushMixin):
             return True
         return any(_subject_matches(subject, f) for f in self.filters)
 
+    # -- what the owner gives -------------------------------------------------------------
+    def schedule(self, due: int) -> None:
+        """Something of this consumer is due at `due` (Unix ns): tick by then."""
+        self.owner.schedule(due)
+
+    def advise(self, advisory: tuple[str, bytes]) -> None:
+        subject, data = advisory
+        if self.bus.has_interest(subject):
+            self.bus.publish(Msg(subject, data))
+
+    def status(self, reply: str, hdr: bytes, sink=None) -> None:
+        """A header-only status message to a request's reply subject."""
+        out = Msg(reply, b"", hdr)
+        if sink is not None:
+            sink(out)
+        else:
+            self.bus.publish(out)
+
     # -- start and recovery ---------------------------------------------------------------
     def _select_starting_seq(self) -> None:
         """selectStartingSeqNo: where a new consumer starts."""
-        cfg, store = self.config, self.stream.store
-        state = store.fast_state()
-        first, last = state.first_seq, state.last_seq
-        start_seq = cfg.opt_start_seq or 0
-        policy = cfg.deliver_policy or "all"
-        if start_seq:
-            sseq = start_seq
-        elif policy == "all":
-            sseq = first
-        elif policy == "last":
-            sseq = last if not self.filters else max(
-                [store.filtered_state(1, f).last for f in self.filters] + [0])
-        elif policy == "last_per_subject":
-            if (self.stream.config.max_msgs_per_subject or 0) == 1:
-                sseq = first
-            else:
-                seqs = store.multi_last_seqs(self.filters or [">"], 0, 0)
-                self.lss_resume = last
-                self.lss = list(seqs) if seqs else None
-                sseq = seqs[0] if seqs else last
-        elif cfg.opt_start_time:
-            sseq = store.get_seq_from_time(rfc3339_ns(cfg.opt_start_time))
-            if self.filters:
-                nearest = last
-                for f in self.filters:
-                    found = store.filtered_state(first, f).first
-                    if sseq <= found < nearest:
-                        nearest = found
-                if sseq < nearest < last:
-                    sseq = nearest
-        else:                                   # new
-            sseq = last + 1
-        if first == 0 and not start_seq:
-            sseq = 1
-        elif sseq > last and not start_seq:
-            sseq = last + 1
-        elif sseq < first:
-            sseq = first
-        self.sseq, self.dseq = sseq, 1
-        self.adflr, self.asflr = 0, sseq - 1
-        if sseq > 0:
-            self.store.set_starting(sseq - 1)
+        seq, self.last_per_subject_seqs, self.last_per_subject_resume = starting_position(
+            self.config, self.stream, self.filters, rfc3339_ns)
+        self.next_stream_seq, self.next_delivery_seq = seq, 1
+        self.acknowledgements.start_at(seq)
+        if seq > 0:
+            self.store.set_starting(seq - 1)
 
     def _apply_state(self, state) -> None:
         """applyState: carry on from a stored state (a restart)."""
-        self.sseq = state.delivered.stream_seq + 1
-        self.dseq = state.delivered.consumer_seq + 1
-        self.adflr = state.ack_floor.consumer_seq
-        self.asflr = state.ack_floor.stream_seq
-        self.rdc = dict(state.redelivered or {})
-        if state.pending:
-            delay = min(self.ack_wait + ACK_WAIT_DELAY, SECOND) if self.ack_wait else SECOND
-            self._reset_ptmr(self.js.clock() + delay)
-        first = self.stream.store.fast_state().first_seq
-        for seq in [s for s in self.rdc if s < first]:
-            del self.rdc[seq]
+        self.next_stream_seq = state.delivered.stream_seq + 1
+        self.next_delivery_seq = state.delivered.consumer_seq + 1
+        self.acknowledgements.restore(state, self.stream.store.fast_state().first_seq)
 
     # -- num pending ----------------------------------------------------------------------
     def _stream_num_pending(self) -> int:
         """Recount num_pending from the store (streamNumPending)."""
         count, valid_through = self.stream.store.num_pending(
-            self.sseq, self.load_filter, (self.config.deliver_policy or "") == "last_per_subject")
-        self.npc, self.npf = count, valid_through
+            self.next_stream_seq, self.load_filter,
+            (self.config.deliver_policy or "") == "last_per_subject")
+        self.pending_count, self.pending_counted_through = count, valid_through
         return count
 
     def num_pending(self) -> int:
-        return self.npc if self.npc > 0 else 0
+        return self.pending_count if self.pending_count > 0 else 0
 
     def check_num_pending(self) -> int:
         """checkNumPending: never more than the stream can still hold for us."""
         state = self.stream.store.fast_state()
-        if self.sseq > state.last_seq:
-            self.npc = 0
-        elif self.npc > 0:
-            self.npc = min(self.npc, state.messages, state.last_seq - self.sseq + 1)
+        if self.next_stream_seq > state.last_seq:
+            self.pending_count = 0
+        elif self.pending_count > 0:
+            self.pending_count = min(self.pending_count, state.messages,
+                                     state.last_seq - self.next_stream_seq + 1)
         return self.num_pending()
+
+    def _check_num_pending_on_eof(self) -> None:
+        last = self.stream.store.last_seq
+        if self.next_stream_seq > last and self.pending_count != 0:
+            self.pending_count, self.pending_counted_through = 0, last
 
     # -- the stream told us ---------------------------------------------------------------
     def on_stored(self, seq: int, subject: str) -> None:
         """A new message was stored (processStreamSignal)."""
         if self.closed or not self.is_filtered_match(subject):
             return
-        if seq > self.npf:
-            self.npc += 1
-        if seq >= self.sseq:
+        if seq > self.pending_counted_through:
+            self.pending_count += 1
+        if seq >= self.next_stream_seq:
             self.gather()
 
     def on_removed(self, seq: int, subject: str) -> None:
@@ -262,163 +247,330 @@ class Consumer(DeliveryMixin, AckMixin, PullMixin, PushMixin):
         waiting for an ack, it is terminated as deleted."""
         if self.closed:
             return
-        if seq >= self.sseq and self.is_filtered_match(subject):
-            self.npc -= 1
+        if seq >= self.next_stream_seq and self.is_filtered_match(subject):
+            self.pending_count -= 1
         if self.ack_policy != "none":
-            entry = self.acks.pending_entry(seq)
+            entry = self.ack_state.pending_entry(seq)
             if entry is not None:
-                self._process_term(seq, entry[0], self.delivery_count(seq),
-                                   TERM_LIMITS_REASON, "")
+                acknowledgements = self.acknowledgements
+                acknowledgements.terminate(seq, entry[0], acknowledgements.delivery_count(seq),
+                                           TERM_LIMITS_REASON)
 
     def on_purged(self, first_seq: int, last_seq: int, wider: bool) -> None:
         """The stream was purged up to first_seq (purge): drop what can no longer be
         delivered; `wider` when the purge was filtered (some pending may remain)."""
         if self.closed:
             return
-        sseq = first_seq
-        if sseq == 0 and not wider:
-            sseq = last_seq + 1
-        if self.sseq < sseq:
-            self.sseq = sseq
-        store = self.stream.store
-        if self.asflr < sseq:
-            self.asflr = sseq - 1
-            for seq, (dseq, _ts) in self._pending_items():
-                gone = seq <= self.asflr
-                if not gone and wider:
-                    try:
-                        store.load_msg(seq)
-                    except (StoreError, ValueError):
-                        gone = True
-                if gone:
-                    if dseq > self.adflr:
-                        self.adflr = dseq
-                        if self.adflr > self.dseq:
-                            self.dseq = self.adflr
-                    self.rdc.pop(seq, None)
-                    self._store_ack(dseq, seq)
-        if not self.acks.num_pending:
-            self.rdc.clear()
-            self.adflr, self.asflr = self.dseq - 1, self.sseq - 1
-        for seq in [s for s in self.rdq if s < self.sseq]:
-            del self.rdq[seq]
-        self._write_state()
+        floor = first_seq
+        if floor == 0 and not wider:
+            floor = last_seq + 1
+        if self.next_stream_seq < floor:
+            self.next_stream_seq = floor
+        acked_to = self.acknowledgements.purged(floor, wider)
+        if acked_to > self.next_delivery_seq:
+            self.next_delivery_seq = acked_to
+        self.acknowledgements.settle_purge()
         self._stream_num_pending()
+
+    def stream_deleted(self) -> None:
+        """The stream is gone (its files with it): waiting requests hear 409 Consumer
+        Deleted, and nothing is delivered any more."""
+        if self.pull is not None:
+            self.pull.release()
+        self.closed = True
+
+    # -- delivery -------------------------------------------------------------------------
+    def gather(self) -> None:
+        """Deliver while someone wants messages and there are some (loopAndGatherMsgs):
+        redeliveries first, then the last-per-subject list, then the next stored message
+        matching the filters.  The common pull case (one plain request) is served in runs
+        by ``_gather_run``."""
+        clock = self.clock
+        pull, push = self.pull, self.push
+        while not self.closed:
+            now = clock()
+            if self.pause_due and now < self.pause_due:
+                return
+            if pull is not None:
+                waiting = pull.waiting
+                if not waiting:
+                    return
+                if (len(waiting) == 1 and self.plain_pull and self.last_per_subject_seqs is None
+                        and not self.acknowledgements.redelivery_queue and not self.headers_only
+                        and self.ack_policy != "none" and self._gather_run(waiting.peek(), now)):
+                    continue
+            else:
+                if not push.active:
+                    self.interest_changed()
+                    if not push.active:
+                        return
+                if not push.ready(now):
+                    return
+            msg, deliveries, err = self._next_msg()
+            if msg is None:
+                if err is StoreEOF:
+                    self._check_num_pending_on_eof()
+                if pull is not None:
+                    pull.process_waiting(err is not MAX_ACK_PENDING, now)
+                return
+            if deliveries == 1:
+                self.pending_count -= 1
+            pending = self.pending_count if self.pending_count > 0 else 0
+            seq = msg.seq
+            ack_reply = (f"{self.ack_prefix}{deliveries}.{seq}.{self.next_delivery_seq}."
+                         f"{msg.ts}.{pending}")
+            hdr, payload = msg.hdr, msg.msg
+            if self.headers_only:
+                hdr, payload = headers_only(hdr, payload), b""
+            size = len(msg.subject) + len(ack_reply) + len(payload)
+            if hdr:
+                size += len(hdr)
+            sink = None
+            left = bytes_left = 0       # what the pull request still wants after this one
+            if pull is not None:
+                wr = pull.next_waiting(size, now)
+                if wr is None:
+                    self._put_back(seq, deliveries)
+                    pull.process_waiting(True, now)
+                    return
+                deliver_to, sink, left, bytes_left = wr.reply, wr.sink, wr.wanted, wr.max_bytes
+                if self.pinned_client:
+                    hdr = with_header(hdr, "Nats-Pin-Id", pull.pin_id)
+                if left > 0 and wr.heartbeat:
+                    wr.next_heartbeat = now + wr.heartbeat
+            else:
+                deliver_to = push.deliver_subject
+                hold = push.pace(msg, size, now)
+                if hold:
+                    self._put_back(seq, deliveries)
+                    self.schedule(hold)
+                    return
+            self._deliver(deliver_to, ack_reply, msg, hdr, payload, deliveries, pending, sink,
+                          now, size)
+            if left <= 0 and bytes_left > 0:
+                self.status(deliver_to, pullrequests.batch_completed(left, bytes_left), sink)
+
+    def _gather_run(self, wr: WaitingRequest, now: int) -> bool:
+        """gather's common case in one go: the only waiting request, a plain one (no pins,
+        priorities, byte budget; no redeliveries queued, no headers_only, acks tracked),
+        takes the next messages in stream order.  Exactly what the general loop would do
+        message by message; it stops at anything that loop must look at (end of the
+        stream, max_ack_pending) and returns whether it delivered anything."""
+        if wr.max_bytes or (wr.expires and now >= wr.expires):
+            return False
+        sink = wr.sink
+        bus = self.bus
+        if sink is None and not bus.has_interest(wr.reply):
+            return False
+        load_next = self.stream.store.load_next_msg
+        update_delivered = self.store.update_delivered
+        ack_state, max_ack_pending = self.ack_state, self.max_ack_pending
+        pull = self.pull
+        waiting = pull.waiting
+        load_filter, prefix, reply = self.load_filter, self.ack_prefix, wr.reply
+        batch: list[Msg] = []
+        sent = 0
+        while wr.wanted > 0 and not self.closed:
+            if max_ack_pending > 0 and ack_state.num_pending >= max_ack_pending:
+                break
+            try:
+                msg, seq = load_next(load_filter, self.next_stream_seq)
+            except StoreEOF:
+                break
+            self.next_stream_seq = seq + 1
+            self.pending_count -= 1
+            pending = self.pending_count if self.pending_count > 0 else 0
+            delivery_seq = self.next_delivery_seq
+            self.next_delivery_seq = delivery_seq + 1
+            ts = msg.ts
+            ack_reply = f"{prefix}1.{seq}.{delivery_seq}.{ts}.{pending}"
+            waiting.pop()
+            update_delivered(delivery_seq, seq, 1, now)
+            out = Msg(msg.subject, msg.msg, msg.hdr or None, ack_reply, reply)
+            if sink is not None:
+                sink(out, (seq, delivery_seq, 1, ts, pending))
+            else:
+                batch.append(out)
+                if sent == FIRST_HANDOVER - 1:
+                    # the first few go at once, so the receiver starts on them while
+                    # the rest are read
+                    bus.publish_batch(batch)
+                    batch = []
+            sent += 1
+        if batch:
+            bus.publish_batch(batch)
+        if not sent:
+            return False
+        self.last_delivered_at = now
+        if self.delete_threshold > 0:
+            pull.touch(now)
+        if wr.wanted > 0 and wr.heartbeat:
+            wr.next_heartbeat = now + wr.heartbeat
+        self.acknowledgements.sent(self.next_delivery_seq - 1, self.next_stream_seq - 1, now)
+        return True
+
+    def _put_back(self, seq: int, deliveries: int) -> None:
+        """A message taken by _next_msg could not go out: offer it again next time."""
+        if deliveries == 1 and seq == self.next_stream_seq - 1:
+            self.next_stream_seq -= 1
+            self.pending_count += 1
+        else:
+            self.acknowledgements.requeue(seq)
+
+    def _next_msg(self):
+        """getNextMsg: (message, delivery count, None), or (None, 0, why)."""
+        store = self.stream.store
+        if self.acknowledgements.redelivery_queue:
+            taken = self.acknowledgements.take_redelivery(store.load_msg)
+            if taken is not None:
+                return taken[0], taken[1], None
+        if self.max_ack_pending > 0 and self.ack_state.num_pending >= self.max_ack_pending:
+            return None, 0, MAX_ACK_PENDING
+        if self.last_per_subject_seqs:
+            seq = self.last_per_subject_seqs.pop(0)
+            if not self.last_per_subject_seqs:
+                self.next_stream_seq = self.last_per_subject_resume
+                self.last_per_subject_seqs = None
+            else:
+                self.next_stream_seq = seq
+            self.next_stream_seq += 1
+            try:
+                return store.load_msg(seq), 1, None
+            except (StoreError, ValueError):
+                return None, 0, MsgNotFound
+        try:
+            msg, seq = store.load_next_msg(self.load_filter, self.next_stream_seq)
+        except StoreEOF:
+            last = store.last_seq
+            if last >= self.next_stream_seq:
+                self.next_stream_seq = last + 1
+            return None, 0, StoreEOF
+        if seq >= self.next_stream_seq:
+            self.next_stream_seq = seq + 1
+        return msg, 1, None
+
+    def _deliver(self, deliver_to: str, ack_reply: str, msg, hdr, payload, deliveries: int,
+                 pending: int, sink, now: int, size: int) -> None:
+        """deliverMsg: take a delivery sequence, track it, send it (`size`: what the
+        delivery counts against max_bytes and flow control)."""
+        delivery_seq = self.next_delivery_seq
+        self.next_delivery_seq = delivery_seq + 1
+        seq = msg.seq
+        out = Msg(msg.subject, payload, hdr or None, ack_reply, deliver_to)
+        push = self.push
+        if push is not None:
+            push.sending(size)
+        self.store.update_delivered(delivery_seq, seq, deliveries, now)
+        self.last_delivered_at = now
+        self.acknowledgements.sent(delivery_seq, seq, now)
+        if sink is not None:
+            sink(out, (seq, delivery_seq, deliveries, msg.ts, pending))
+        else:
+            self.bus.publish(out)
+        if push is not None:
+            push.sent(size, now)
+        elif self.delete_threshold > 0:
+            self.pull.touch(now)
+        if self.ack_policy == "none" and self.stream.retention is not None:
+            self.stream.ack(self.name, seq)
+
+    # -- acknowledgements -----------------------------------------------------------------
+    def needs_ack(self, stream_seq: int, subject: str) -> bool:
+        """needAck: whether this consumer still needs the message (interest retention)."""
+        if self.filters and not self.is_filtered_match(subject):
+            return False
+        return self.acknowledgements.still_needed(stream_seq)
+
+    # -- pull requests (pull consumers only) ----------------------------------------------
+    def request_next(self, reply: str, payload: bytes, *, sink=None) -> WaitingRequest | None:
+        """A pull request (processNextMsgRequest): answered with a status, or queued and
+        served. Returns the queued request (None when it was answered or refused)."""
+        if not reply or self.closed:
+            return None
+        if self.pull is None:
+            self.status(reply, pullrequests.consumer_is_push_based(), sink)
+            return None
+        return self.pull.request(reply, payload, sink)
+
+    # -- push delivery (push consumers only) ----------------------------------------------
+    def interest_changed(self) -> None:
+        """Re-read whether anyone listens on the deliver subject (updateDeliveryInterest):
+        start delivering when someone does; start the delete countdown when nobody does."""
+        push = self.push
+        if push is None or self.closed:
+            return
+        was = push.active
+        if not push.read_interest():
+            if self.delete_threshold > 0 and not self.delete_timer.due:
+                self.delete_timer.start(self.clock() + self.delete_threshold)
+            return
+        self.delete_timer.stop()
+        if not was:
+            self.gather()
 
     # -- timers ---------------------------------------------------------------------------
     def tick(self, now: int) -> int | None:
         """Run whatever is due at `now`; returns when something is next due (or None)."""
         if self.closed:
             return None
-        if self.ptmr_due and now >= self.ptmr_due:
-            self.check_pending(now)
+        acknowledgements = self.acknowledgements
+        acknowledgements.tick(now)
         if self.pause_due and now >= self.pause_due:
             self.pause_due = 0
             self._advise_pause(now)
-        if self.pin_due and now >= self.pin_due and self.pin_id:
-            self.unpin("timeout", now)
-        if self.is_pull:
-            self.process_waiting(True, now)
-        else:
-            self._push_tick(now)
+        pull, push = self.pull, self.push
+        if pull is not None:
+            pull.tick(now)
+        elif not self.closed:
+            self.interest_changed()
+            push.tick(now)
         self.gather()
-        if self.dtmr_due and now >= self.dtmr_due:
-            self._check_inactive(now)
+        delete_timer = self.delete_timer
+        if delete_timer.due and now >= delete_timer.due:
+            delete_timer.check(now)
             if self.closed:
                 return None
-        dues = [d for d in (self.ptmr_due, self.dtmr_due, self.pause_due, self.pin_due,
-                            self._pull_due() if self.is_pull else self._push_due()) if d]
+        dues = [d for d in (acknowledgements.ack_timer_due, delete_timer.due,
+                            self.pause_due, pull.pin_due if pull is not None else 0,
+                            pull.due() if pull is not None else push.due()) if d]
         return min(dues) if dues else None
-
-    def _check_inactive(self, now: int) -> None:
-        """deleteNotActive: delete an inactive consumer once its threshold passed."""
-        self.dtmr_due = 0
-        if self.dthresh <= 0:
-            return
-        if not self.is_pull:
-            if self.active:
-                return
-        else:
-            elapsed = now - self.waiting.last
-            if elapsed < self.dthresh:
-                self._set_dtmr(now + self.dthresh - elapsed)
-                return
-            self.process_waiting(True, now)
-            if self.waiting:
-                self._set_dtmr(now + self.dthresh)
-                return
-            delay = 0
-            for seq, (_dseq, ts) in self._pending_items():
-                deadline = ts + self._ack_wait_for(self.rdc.get(seq, 0)) + self.dthresh
-                delay = max(delay, deadline - now)
-            if delay > 0:
-                self._set_dtmr(now + delay)
-                return
-        self.js._consumer_inactive(self)
-
-    def _ack_activity(self) -> None:
-        """suppressDeletion: an ack restarts the inactivity countdown."""
-        if self.closed or self.dthresh <= 0 or (self.config.inactive_threshold or 0) <= 0:
-            return
-        now = self.js.clock()
-        if self.is_pull:
-            self.waiting.last = now
-            if self.dtmr_due:
-                self._set_dtmr(now + self.dthresh)
-        elif self.dtmr_due:
-            self._set_dtmr(now + self.dthresh)
 
     # -- pause ----------------------------------------------------------------------------
     def _update_pause_state(self) -> None:
         until = rfc3339_ns(self.config.pause_until)
-        now = self.js.clock()
+        now = self.clock()
         self.pause_due = until if until > now else 0
         if self.pause_due:
-            self._schedule(self.pause_due)
+            self.schedule(self.pause_due)
 
     def _advise_pause(self, now: int) -> None:
-        self._advise(consumerevents.consumer_pause(
+        self.advise(consumerevents.consumer_pause(
             self.stream.name, self.name, rfc3339_ns(self.config.pause_until), now=now))
-
-    def paused(self, now: int) -> bool:
-        return bool(self.pause_due) and now < self.pause_due
 
     # -- configuration updates ------------------------------------------------------------
     def update_config(self, config) -> None:
         """updateConfig: adopt an allowed change (checked by the caller)."""
         old = self.config
-        self.store.update_config(_config_dict(config))
+        self.store.update_config(msgspec.to_builtins(config))
         old_filters = self.filters
         old_pause = old.pause_until
         self._configure(config)
-        self._reconfigure_pull(old)
-        self._reconfigure_push(old)
-        if (config.ack_wait or 0) != (old.ack_wait or 0) and self.ptmr_due:
-            self._reset_ptmr(self.js.clock() + 100 * MS)
+        if self.pull is not None:
+            self.pull.reconfigure()
+        if self.push is not None and self.push.reconfigure(old):
+            if self.ack_state.num_pending:
+                self.acknowledgements.expire_all(self.clock())
+            self.push.read_interest()
+        if (config.ack_wait or 0) != (old.ack_wait or 0):
+            self.acknowledgements.ack_wait_changed(self.clock())
         if (config.inactive_threshold or 0) != (old.inactive_threshold or 0):
-            self.dtmr_due = 0
-            if self.dthresh > 0:
-                self._set_dtmr(self.js.clock() + self.dthresh)
+            self.delete_timer.restart(self.clock())
         if config.pause_until != old_pause:
             self._update_pause_state()
-            self._advise_pause(self.js.clock())
+            self._advise_pause(self.clock())
         if sorted(self.filters) != sorted(old_filters):
             self._stream_num_pending()
         self.gather()
-
-    # -- advisories -----------------------------------------------------------------------
-    def _advise(self, advisory: tuple[str, bytes]) -> None:
-        subject, data = advisory
-        if self.js.bus.has_interest(subject):
-            self.js.bus.publish(Msg(subject, data))
-
-    def _status(self, reply: str, hdr: bytes, sink=None) -> None:
-        """A header-only status message to a request's reply subject."""
-        out = Msg(reply, b"", hdr)
-        if sink is not None:
-            sink(out)
-        else:
-            self.js.bus.publish(out)
 
     # -- end ------------------------------------------------------------------------------
     def stop(self, *, delete: bool) -> None:
@@ -426,15 +578,10 @@ class Consumer(DeliveryMixin, AckMixin, PullMixin, PushMixin):
         remove the store's files, else keep them (a clean shutdown)."""
         if self.closed:
             return
-        if delete and self.is_pull:
-            self.release_requests()
+        if delete and self.pull is not None:
+            self.pull.release()
         self.closed = True
         if delete:
             self.store.delete()
         else:
             self.store.stop()
-
-
-def _config_dict(config) -> dict:
-    import msgspec
-    return msgspec.to_builtins(config)

@@ -1,11 +1,11 @@
-"""Pull consumers: requests for messages, the wait queue and every status reply.
+"""Pull requests: the wait queue, the pinned client, and every status reply.
 
-A mixin of ``jsstore.consumer.consumer.Consumer`` (it uses the consumer's sequences, store and
-``gather``).  nats-server's ``processNextMsgRequest``, ``nextWaiting`` and
-``processWaiting``, synchronously: a request is checked, queued, and served at once by
-``gather`` with what the stream has; what it still wants is served as messages arrive,
-and ``tick`` expires it (``408 Request Timeout``), sends its idle heartbeats, and drops it
-when nobody listens on its reply subject any more.
+``PullRequests`` is owned by pull consumers only (a push consumer has none).  nats-server's
+``processNextMsgRequest``, ``nextWaiting`` and ``processWaiting``, synchronously: a request
+is checked, queued, and served at once by the consumer's ``gather`` with what the stream
+has; what it still wants is served as messages arrive, and ``tick`` expires it (``408
+Request Timeout``), sends its idle heartbeats, and drops it when nobody listens on its
+reply subject any more.
 
 The request body and the status header blocks are ``jsstore.consumer.pullrequests``'.
 """
@@ -20,63 +20,67 @@ from jsstore.consumer.waitqueue import WaitingRequest, WaitQueue
 from jsstore.gocompat.durations import SECOND
 
 
-class PullMixin:
-    """The pull half of a consumer."""
+class PullRequests:
+    """The pull side of one consumer: the requests it holds and the pin."""
 
-    def _init_pull(self) -> None:
-        self.waiting = None
-        self.lwqic = 0                  # last time the whole queue was checked
-        if self.is_pull:
-            self.waiting = WaitQueue(self.config.max_waiting or 0,
-                                     self.config.priority_policy == "prioritized")
-            self.waiting.last = self.js.clock()
+    def __init__(self, consumer):
+        self.consumer = consumer        # jsstore.consumer.consumer.Consumer
+        config = consumer.config
+        self.waiting = WaitQueue(config.max_waiting or 0,
+                                 config.priority_policy == "prioritized")
+        self.waiting.last = consumer.clock()
+        self.waiting_checked_at = 0     # lwqic: last time the whole queue was checked
+        self.pin_id = ""                # pinned_client: the current pin
+        self.pinned_at = 0              # pinnedTS: when it was assigned
+        self.pin_due = 0                # when the pin expires
 
-    def _reconfigure_pull(self, old) -> None:
-        if self.waiting is not None:
-            self.waiting.max = self.config.max_waiting or 0
+    def reconfigure(self) -> None:
+        self.waiting.max = self.consumer.config.max_waiting or 0
+
+    def touch(self, now: int) -> None:
+        """Something happened that keeps the consumer alive (a delivery, an ack)."""
+        self.waiting.last = now
 
     # -- requests -------------------------------------------------------------------------
-    def request_next(self, reply: str, payload: bytes, *, sink=None) -> WaitingRequest | None:
+    def request(self, reply: str, payload: bytes, sink=None) -> WaitingRequest | None:
         """A pull request (processNextMsgRequest): answered with a status, or queued and
         served. Returns the queued request (None when it was answered or refused)."""
-        if not reply or self.closed:
-            return None
-        if not self.is_pull:
-            self._status(reply, pullrequests.consumer_is_push_based(), sink)
-            return None
-        now = self.js.clock()
+        consumer = self.consumer
+        config = consumer.config
+        now = consumer.clock()
         try:
             request = pullrequests.parse_request(payload)
         except pullrequests.PullRequestError as exc:
-            self._status(reply, exc.status, sink)
+            consumer.status(reply, exc.status, sink)
             return None
-        refused = pullrequests.check_request(self.config, request)
+        refused = pullrequests.check_request(config, request)
         if refused is not None:
-            self._status(reply, refused, sink)
+            consumer.status(reply, refused, sink)
             return None
         group = request.group
-        if (group is not None and (self.config.priority_policy or "none") != "none"
+        if (group is not None and (config.priority_policy or "none") != "none"
                 and self.pin_id):
             if request.id == self.pin_id:
                 self.pin_due = now + self._pinned_ttl()
-                self._schedule(self.pin_due)
+                consumer.schedule(self.pin_due)
             elif request.id:
-                self._status(reply, pullrequests.pin_id_mismatch(), sink)
+                consumer.status(reply, pullrequests.pin_id_mismatch(), sink)
                 return None
         waiting = self.waiting
-        if waiting.is_full() and now - self.lwqic > SECOND:
+        if waiting.is_full() and now - self.waiting_checked_at > SECOND:
             self.process_waiting(False, now)
         if request.no_wait:
-            msgs_pending = self.num_pending() + len(self.rdq)
+            msgs_pending = (consumer.num_pending()
+                            + len(consumer.acknowledgements.redelivery_queue))
             if msgs_pending == 0 and not request.expires:
                 waiting.last = now
-                self._status(reply, pullrequests.no_messages(), sink)
+                consumer.status(reply, pullrequests.no_messages(), sink)
                 return None
             if msgs_pending > 0:
                 batch_pending = self.process_waiting(False, now)[2]
                 if msgs_pending < batch_pending:
                     waiting.last = now
-                    self._status(reply, pullrequests.requests_pending(), sink)
+                    consumer.status(reply, pullrequests.requests_pending(), sink)
                     return None
         wr = WaitingRequest(reply, request.batch, max_bytes=request.max_bytes,
                             expires=now + request.expires if request.expires else 0,
@@ -87,12 +91,12 @@ class PullMixin:
                             priority=request.priority, sink=sink)
         if not waiting.add(wr):
             if not request.idle_heartbeat:
-                self._status(reply, pullrequests.exceeded_max_waiting(), sink)
+                consumer.status(reply, pullrequests.exceeded_max_waiting(), sink)
             return None
-        self.gather()
-        due = self._pull_due()
+        consumer.gather()
+        due = self.due()
         if due:
-            self._schedule(due)
+            consumer.schedule(due)
         return wr if wr in list(waiting) else None
 
     def may_precede_acks(self, payload: bytes) -> bool:
@@ -103,7 +107,9 @@ class PullMixin:
         fits under max_ack_pending even with every delivered message still pending).
         nats-server applies acks on their own queue, so a request may overtake them
         there at any time; here only when it cannot matter."""
-        if not self.plain_pull or self.closed or self.rdq:
+        consumer = self.consumer
+        if (not consumer.plain_pull or consumer.closed
+                or consumer.acknowledgements.redelivery_queue):
             return False
         try:
             request = pullrequests.parse_request(payload)
@@ -111,41 +117,42 @@ class PullMixin:
             return False
         if request.group or request.id or request.min_pending or request.min_ack_pending:
             return False
-        return self.maxp <= 0 or self.acks.num_pending + max(request.batch, 1) <= self.maxp
+        max_ack_pending = consumer.max_ack_pending
+        return (max_ack_pending <= 0
+                or consumer.ack_state.num_pending + max(request.batch, 1) <= max_ack_pending)
 
-    def cancel_requests(self, reply: str) -> None:
+    def cancel(self, reply: str) -> None:
         """Forget the requests answering to `reply` (their reader has gone)."""
-        if self.waiting is None:
-            return
         for wr in self.waiting:
             if wr.reply == reply:
                 self.waiting.remove(wr)
 
     def cancel_request(self, wr: WaitingRequest) -> None:
-        if self.waiting is not None:
-            self.waiting.remove(wr)
+        self.waiting.remove(wr)
 
     def _interested(self, wr: WaitingRequest) -> bool:
-        return wr.sink is not None or self.js.bus.has_interest(wr.reply)
+        return wr.sink is not None or self.consumer.bus.has_interest(wr.reply)
 
     # -- serving --------------------------------------------------------------------------
     def next_waiting(self, size: int, now: int) -> WaitingRequest | None:
         """nextWaiting: the request the next message (of `size` bytes) goes to, after
         expiring, pinning, cycling and max_bytes checks; None when none can take it."""
+        consumer = self.consumer
         waiting = self.waiting
-        if self.plain_pull and waiting:
+        if consumer.plain_pull and waiting:
             # the usual case: the head request takes it (no pins, priorities or byte limit)
             wr = waiting.peek()
             if ((not wr.expires or now < wr.expires) and not wr.max_bytes
-                    and (wr.sink is not None or self.js.bus.has_interest(wr.reply))):
+                    and (wr.sink is not None or consumer.bus.has_interest(wr.reply))):
                 return waiting.pop()
-        policy = self.config.priority_policy or "none"
+        status = consumer.status
+        policy = consumer.config.priority_policy or "none"
         need_pin = not self.pin_id and policy == "pinned_client"
         cycled = 0
         while waiting:
             wr = waiting.peek()
             if wr.expires and now >= wr.expires:
-                self._status(wr.reply, pullrequests.request_timeout(wr.n, wr.max_bytes), wr.sink)
+                status(wr.reply, pullrequests.request_timeout(wr.wanted, wr.max_bytes), wr.sink)
                 waiting.remove(wr)
                 continue
             assigned_pin = False
@@ -155,8 +162,7 @@ class PullMixin:
                     assigned_pin = True
                     need_pin = False
                 else:
-                    self._status(wr.reply, pullrequests.wrong_pin_id(wr.n, wr.max_bytes),
-                                 wr.sink)
+                    status(wr.reply, pullrequests.wrong_pin_id(wr.wanted, wr.max_bytes), wr.sink)
                     waiting.remove(wr)
                     continue
             elif self.pin_id:
@@ -169,14 +175,14 @@ class PullMixin:
                         return None
                     continue
                 else:
-                    self._status(wr.reply, pullrequests.wrong_pin_id(wr.n, wr.max_bytes),
-                                 wr.sink)
+                    status(wr.reply, pullrequests.wrong_pin_id(wr.wanted, wr.max_bytes), wr.sink)
                     waiting.remove(wr)
                     continue
             if policy == "overflow" and (wr.min_pending > 0 or wr.min_ack_pending > 0):
-                over_pending = wr.min_pending > 0 and wr.min_pending <= self.npc + 1
+                over_pending = (wr.min_pending > 0
+                                and wr.min_pending <= consumer.pending_count + 1)
                 over_acks = (wr.min_ack_pending > 0
-                             and wr.min_ack_pending <= self.acks.num_pending)
+                             and wr.min_ack_pending <= consumer.ack_state.num_pending)
                 if not (over_pending or over_acks):
                     waiting.cycle()
                     cycled += 1
@@ -187,10 +193,10 @@ class PullMixin:
                 if size <= wr.max_bytes:
                     wr.max_bytes -= size
                     if wr.max_bytes == 0:
-                        wr.n = 1
+                        wr.wanted = 1
                 else:
-                    self._status(wr.reply, pullrequests.message_size_exceeds_max_bytes(
-                        wr.n, wr.max_bytes), wr.sink)
+                    status(wr.reply, pullrequests.message_size_exceeds_max_bytes(
+                        wr.wanted, wr.max_bytes), wr.sink)
                     if assigned_pin:
                         self._clear_pin()
                     waiting.remove(wr)
@@ -207,19 +213,20 @@ class PullMixin:
         waiting = self.waiting
         if not waiting:
             return 0, 0, 0, 0
-        self.lwqic = now
+        consumer = self.consumer
+        status = consumer.status
+        self.waiting_checked_at = now
         expired = wants = next_due = 0
         for wr in waiting:
             timed_out = wr.expires and now >= wr.expires
             if (end_of_stream and wr.no_wait) or timed_out:
                 if timed_out:
-                    self._status(wr.reply, pullrequests.request_timeout(wr.n, wr.max_bytes),
-                                 wr.sink)
+                    status(wr.reply, pullrequests.request_timeout(wr.wanted, wr.max_bytes), wr.sink)
                     waiting.remove(wr)
                     expired += 1
                     continue
                 if not wr.expires or wr.delivered > 0:
-                    self._status(wr.reply, pullrequests.no_messages(), wr.sink)
+                    status(wr.reply, pullrequests.no_messages(), wr.sink)
                     waiting.remove(wr)
                     expired += 1
                     continue
@@ -227,11 +234,11 @@ class PullMixin:
                 waiting.remove(wr)
                 expired += 1
                 continue
-            wants += wr.n
+            wants += wr.wanted
             if wr.next_heartbeat:
                 if now >= wr.next_heartbeat:
-                    self._status(wr.reply, pullrequests.idle_heartbeat(
-                        self.dseq - 1, self.sseq - 1), wr.sink)
+                    status(wr.reply, pullrequests.idle_heartbeat(
+                        consumer.next_delivery_seq - 1, consumer.next_stream_seq - 1), wr.sink)
                     wr.next_heartbeat = now + wr.heartbeat
                 if not next_due or wr.next_heartbeat < next_due:
                     next_due = wr.next_heartbeat
@@ -239,46 +246,52 @@ class PullMixin:
                 next_due = wr.expires
         return expired, len(waiting), wants, next_due
 
-    def _pull_due(self) -> int:
+    def tick(self, now: int) -> None:
+        """Expire the pin when due, then the requests (processWaiting at the end of what
+        the stream has)."""
+        if self.pin_due and now >= self.pin_due and self.pin_id:
+            self.unpin("timeout", now)
+        self.process_waiting(True, now)
+
+    def due(self) -> int:
+        """The next time a waiting request expires or owes a heartbeat (0: never)."""
         due = 0
-        for wr in self.waiting or ():
+        for wr in self.waiting:
             for t in (wr.expires, wr.next_heartbeat):
                 if t and (not due or t < due):
                     due = t
         return due
 
-    def release_requests(self) -> None:
+    def release(self) -> None:
         """The consumer is deleted: every waiting request hears 409 Consumer Deleted."""
-        if self.waiting is None:
-            return
         for wr in self.waiting.clear():
-            self._status(wr.reply, pullrequests.consumer_deleted(), wr.sink)
+            self.consumer.status(wr.reply, pullrequests.consumer_deleted(), wr.sink)
 
-    def num_waiting(self, now: int) -> int:
-        if self.waiting is None:
-            return 0
+    def count(self, now: int) -> int:
+        """How many requests wait (after expiring what is due)."""
         self.process_waiting(False, now)
         return len(self.waiting)
 
     # -- pinned client --------------------------------------------------------------------
     def _pinned_ttl(self) -> int:
-        return self.config.priority_timeout or 0
+        return self.consumer.config.priority_timeout or 0
 
     def _assign_pin(self, wr: WaitingRequest, now: int) -> None:
         """assignNewPinId: the request's client holds the pin from now on."""
         if not wr.group:
             return
+        consumer = self.consumer
         self.pin_id = advisories.next_id()
-        self.pinned_ts = now
+        self.pinned_at = now
         wr.pin_id = self.pin_id
         self.pin_due = now + self._pinned_ttl()
-        self._schedule(self.pin_due)
-        self._advise(consumerevents.group_pinned(self.stream.name, self.name, wr.group,
-                                                 self.pin_id, now=now))
+        consumer.schedule(self.pin_due)
+        consumer.advise(consumerevents.group_pinned(consumer.stream.name, consumer.name,
+                                                    wr.group, self.pin_id, now=now))
 
     def _clear_pin(self) -> None:
         self.pin_id = ""
-        self.pinned_ts = 0
+        self.pinned_at = 0
         self.pin_due = 0
 
     def unpin(self, reason: str, now: int) -> None:
@@ -286,13 +299,8 @@ class PullMixin:
         if not self.pin_id:
             return
         self._clear_pin()
-        group = (self.config.priority_groups or [""])[0]
-        self._advise(consumerevents.group_unpinned(self.stream.name, self.name, group,
-                                                   reason, now=now))
-        self.gather()
-
-    # -- end of stream bookkeeping --------------------------------------------------------
-    def _check_num_pending_on_eof(self) -> None:
-        last = self.stream.store.last_seq
-        if self.sseq > last and self.npc != 0:
-            self.npc, self.npf = 0, last
+        consumer = self.consumer
+        group = (consumer.config.priority_groups or [""])[0]
+        consumer.advise(consumerevents.group_unpinned(consumer.stream.name, consumer.name,
+                                                      group, reason, now=now))
+        consumer.gather()

@@ -1,7 +1,7 @@
 """The pull requests a consumer is holding: nats-server's ``waitQueue``.
 
-A pull request asks for up to ``n`` messages (and at most ``max_bytes`` bytes) before it
-``expires``.  Requests wait in arrival order, at most ``max_waiting`` of them.  Each message
+A pull request asks for up to ``wanted`` messages (and at most ``max_bytes`` bytes) before
+it ``expires``.  Requests wait in arrival order, at most ``max_waiting`` of them.  Each message
 goes to the request at the head; a request that still wants more moves to the tail, so
 concurrent requests are served round robin.  With the ``prioritized`` priority policy,
 requests are kept sorted by their priority (0 first, FIFO within one priority) and a
@@ -20,7 +20,7 @@ NO_PRIORITY = 1 << 31          # a request without a priority sorts after every 
 class WaitingRequest:
     """One pull request waiting for messages."""
 
-    __slots__ = ("reply", "n", "delivered", "max_bytes", "expires", "received",
+    __slots__ = ("reply", "wanted", "delivered", "max_bytes", "expires", "received",
                  "heartbeat", "next_heartbeat", "no_wait", "group", "min_pending",
                  "min_ack_pending", "pin_id", "priority", "sink")
 
@@ -30,7 +30,7 @@ class WaitingRequest:
                  pin_id: str = "", priority: int | None = None,
                  sink: Callable | None = None):
         self.reply = reply                  # where messages and status replies go
-        self.n = batch                      # messages still wanted
+        self.wanted = batch                 # n: messages still wanted
         self.delivered = 0                  # messages sent so far
         self.max_bytes = max_bytes          # bytes still allowed (0: no byte limit)
         self.expires = expires              # Unix ns; 0 never (no_wait requests end at EOS)
@@ -50,8 +50,9 @@ class WaitingRequest:
         return NO_PRIORITY if self.priority is None else self.priority
 
     def __repr__(self) -> str:
-        return (f"WaitingRequest(reply={self.reply!r}, n={self.n}, delivered={self.delivered}, "
-                f"max_bytes={self.max_bytes}, expires={self.expires})")
+        return (f"WaitingRequest(reply={self.reply!r}, wanted={self.wanted}, "
+                f"delivered={self.delivered}, max_bytes={self.max_bytes}, "
+                f"expires={self.expires})")
 
 
 class WaitQueue:
@@ -117,8 +118,8 @@ class WaitQueue:
             return None
         wr = self._items[0]
         wr.delivered += 1
-        wr.n -= 1
-        if wr.n <= 0:
+        wr.wanted -= 1
+        if wr.wanted <= 0:
             self._items.pop(0)
         elif len(self._items) > 1:
             self._items.pop(0)

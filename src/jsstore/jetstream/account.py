@@ -21,6 +21,7 @@ client gets "no responders" (nats-py raises its own ``NoStreamResponseError`` th
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import os
 import threading
@@ -34,7 +35,7 @@ from jsstore.stream import advisories
 from jsstore.stream import batches
 from jsstore.stream import expiry
 from jsstore.wire.bus import Bus, Msg
-from jsstore.jetstream.consumers import ConsumersMixin
+from jsstore.jetstream.consumers import ConsumerRegistry
 from jsstore.jetstream.timers import TimerThread
 from jsstore.stream.stream import Stream
 from jsstore.stream.puback import PubAck
@@ -143,8 +144,37 @@ def meta_info_json(config: StreamConfig, created: str) -> bytes:
     return b'{"Created":' + gojson.encode(created) + b"," + gojson.encode(config)[1:]
 
 
-class JetStream(ConsumersMixin):
-    """An account's streams and their consumers over one store directory (or in memory)."""
+def _to_consumers(method: Callable) -> Callable:
+    """A JetStream method that is the consumer registry's `method` (same name, signature
+    and documentation)."""
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        return method(self.consumers, *args, **kwargs)
+    return call
+
+
+class JetStream:
+    """An account's streams and their consumers over one store directory (or in memory).
+
+    Beside the public API, the wire API (``jsstore.api``) and the server use a small
+    internal interface: ``lock`` (the one lock everything here runs under), the stream
+    look-ups and the publish named ``..._locked`` (they expect that lock held, as
+    nats-server names its functions), ``consumers`` (the ``ConsumerRegistry``),
+    ``advise``, ``check_open``, ``router`` and ``schedule``.
+    """
+
+    # consumer management is the registry's; these are its public entry points
+    add_consumer = _to_consumers(ConsumerRegistry.add_consumer)
+    update_consumer = _to_consumers(ConsumerRegistry.update_consumer)
+    create_consumer = _to_consumers(ConsumerRegistry.create_consumer)
+    consumer_info = _to_consumers(ConsumerRegistry.consumer_info)
+    consumer_names = _to_consumers(ConsumerRegistry.consumer_names)
+    consumers_info = _to_consumers(ConsumerRegistry.consumers_info)
+    consumer_count = _to_consumers(ConsumerRegistry.consumer_count)
+    delete_consumer = _to_consumers(ConsumerRegistry.delete_consumer)
+    pause_consumer = _to_consumers(ConsumerRegistry.pause_consumer)
+    unpin_consumer = _to_consumers(ConsumerRegistry.unpin_consumer)
+    pull_subscribe = _to_consumers(ConsumerRegistry.pull_subscribe)
 
     def __init__(self, directory: str | os.PathLike | None = None,
                  options: StoreOptions | None = None, *,
@@ -168,7 +198,7 @@ class JetStream(ConsumersMixin):
         self._inboxes = itertools.count(1)   # request() reply subjects
         self._sources = None  # the SourceManager, once a stream has a mirror or sources
         self._batches = batches.BatchRegistry()   # atomic batches being staged
-        self._init_consumers()
+        self.consumers = ConsumerRegistry(self)   # every consumer of every stream
         if self.directory is not None:
             self._recover()
 
@@ -209,23 +239,38 @@ class JetStream(ConsumersMixin):
         for stream in list(self._streams.values()):
             self._stream_changed(stream)
         for stream in list(self._streams.values()):
-            self._recover_consumers(stream)
+            self.consumers.recover_locked(stream)
 
     def _new_stream(self, config: StreamConfig, store, created: str, *,
                     recovered: bool = False) -> Stream:
         stream = Stream(config, store, created, recovered=recovered, clock=self.clock,
                         wall_clock=self.clock is time.time_ns, emit=self._emit)
-        stream.on_due = self._due
+        stream.on_due = self.schedule
         return stream
 
     @property
-    def _wall_clock(self) -> bool:
+    def wall_clock(self) -> bool:
+        """Whether the clock is the wall clock (timed work then runs by itself)."""
         return self.clock is time.time_ns
 
-    def _due(self, at: int) -> None:
-        """Some stream has timed work at `at` (Unix ns)."""
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every stream and consumer runs under (reentrant): ``with js.lock:``.
+        Methods named ``..._locked`` expect it held."""
+        return self._lock
+
+    def schedule(self, at: int) -> None:
+        """Some stream or consumer has timed work at `at` (Unix ns)."""
         if self._timers is not None:
             self._timers.wake(at)
+
+    def need_timers(self) -> None:
+        """A consumer has timed work: start the timer thread (when timed work runs by
+        itself) and let it look now."""
+        if self._timers is None and self._timers_wanted and not self.closed:
+            self._timers = TimerThread(self.tick)
+        if self._timers is not None:
+            self._timers.wake(self.clock())
 
     def _start_timers(self, stream: Stream) -> None:
         cfg = stream.config
@@ -256,7 +301,7 @@ class JetStream(ConsumersMixin):
                 for due in (expiry.expire(stream, now), stream.fire_schedules(now)):
                     if due is not None and (next_due is None or due < next_due):
                         next_due = due
-            due = self._tick_consumers(now)
+            due = self.consumers.tick_locked(now)
             if due is not None and (next_due is None or due < next_due):
                 next_due = due
             return next_due
@@ -279,18 +324,25 @@ class JetStream(ConsumersMixin):
     def _emit(self, subject: str, hdr: bytes | None, payload: bytes) -> None:
         self.bus.publish(Msg(subject, payload, hdr))
 
-    def _check_open(self) -> None:
+    def check_open(self) -> None:
+        """StoreClosed once the JetStream is closed."""
         if self.closed:
             raise StoreClosed()
 
-    def _lookup(self, name: str) -> Stream:
-        self._check_open()
+    def find_stream_locked(self, name: str) -> Stream | None:
+        """The stream `name`, or None."""
+        return self._streams.get(name)
+
+    def lookup_stream_locked(self, name: str) -> Stream:
+        """The stream `name`; StoreClosed, or JSStreamNotFoundErr when there is none."""
+        self.check_open()
         stream = self._streams.get(name)
         if stream is None:
             raise api_errors.JSStreamNotFoundErr()
         return stream
 
-    def _others(self, name: str) -> list[StreamConfig]:
+    def other_stream_configs_locked(self, name: str) -> list[StreamConfig]:
+        """The configurations of every stream but `name` (what a new one may not overlap)."""
         return [s.config for s in self._streams.values() if s.config.name != name]
 
     @staticmethod
@@ -318,7 +370,7 @@ class JetStream(ConsumersMixin):
             mirror = self._sources.mirror_info(stream.name)
             sources = self._sources.sources_info(stream.name) or None
         state = state if state is not None else stream.store.state()
-        state.consumer_count = self.consumer_count(stream.name)
+        state.consumer_count = self.consumers.consumer_count(stream.name)
         return StreamInfo(config=stream.config, created=stream.created, state=state,
                           mirror=mirror, sources=sources)
 
@@ -328,8 +380,8 @@ class JetStream(ConsumersMixin):
         with the same configuration answers its info, with another one fails."""
         cfg = self._config_from(config, params)
         with self._lock:
-            self._check_open()
-            streamconfig.validate(cfg, existing_streams=self._others(cfg.name))
+            self.check_open()
+            streamconfig.validate(cfg, existing_streams=self.other_stream_configs_locked(cfg.name))
             normalized = streamconfig.normalize(cfg)
             existing = self._streams.get(cfg.name)
             if existing is not None:
@@ -354,7 +406,7 @@ class JetStream(ConsumersMixin):
         """Make an already filled store (a restored snapshot) one of the streams; announced
         like a created stream."""
         with self._lock:
-            self._check_open()
+            self.check_open()
             if config.name in self._streams:
                 raise api_errors.JSStreamNameExistErr()
             stream = self._new_stream(config, store, created)
@@ -368,8 +420,9 @@ class JetStream(ConsumersMixin):
         """Change a stream's configuration (nats-server's update checks)."""
         cfg = self._config_from(config, params)
         with self._lock:
-            stream = self._lookup(cfg.name)
-            streamconfig.check_update(stream.config, cfg, existing_streams=self._others(cfg.name))
+            stream = self.lookup_stream_locked(cfg.name)
+            streamconfig.check_update(stream.config, cfg,
+                                      existing_streams=self.other_stream_configs_locked(cfg.name))
             updated = streamconfig.apply_update(cfg)
             if isinstance(stream.store, FileStore):
                 stream.store.meta = meta_info_json(updated, stream.created)
@@ -383,13 +436,13 @@ class JetStream(ConsumersMixin):
     def delete_stream(self, name: str) -> bool:
         """Remove a stream and its messages (and its directory)."""
         with self._lock:
-            stream = self._lookup(name)
+            stream = self.lookup_stream_locked(name)
             del self._streams[name]
             self._routes.clear()
             if self._sources is not None:
                 self._sources.detach(name)
             self._batches.discard(name)
-            self._stream_gone(name)
+            self.consumers.stream_deleted_locked(name)
             stream.store.delete()
             self._advise_stream(name, "delete")
             return True
@@ -399,7 +452,7 @@ class JetStream(ConsumersMixin):
         """Configuration and state; the deleted sequences only with deleted_details, the
         per-subject counts only for a subjects_filter."""
         with self._lock:
-            stream = self._lookup(name)
+            stream = self.lookup_stream_locked(name)
             state = stream.store.state()
             if not deleted_details:
                 state.deleted = None
@@ -408,7 +461,7 @@ class JetStream(ConsumersMixin):
 
     def stream_names(self) -> list[str]:
         with self._lock:
-            self._check_open()
+            self.check_open()
             return sorted(self._streams)
 
     def streams_info(self) -> list[StreamInfo]:
@@ -418,11 +471,11 @@ class JetStream(ConsumersMixin):
 
     def account_info(self) -> AccountInfo:
         with self._lock:
-            self._check_open()
+            self.check_open()
             memory = storage = consumers = 0
             for stream in self._streams.values():
                 state = stream.store.fast_state()
-                consumers += self.consumer_count(stream.name)
+                consumers += self.consumers.consumer_count(stream.name)
                 if stream.config.storage == "memory":
                     memory += state.bytes
                 else:
@@ -432,7 +485,7 @@ class JetStream(ConsumersMixin):
                                consumers=consumers, limits=AccountLimits())
 
     # -- messages -----------------------------------------------------------------------
-    def _capturing(self, subject: str) -> Stream | None:
+    def capturing_stream_locked(self, subject: str) -> Stream | None:
         """The stream a publish on `subject` goes to, or None (also for a subject that
         can not be published to)."""
         try:
@@ -440,11 +493,20 @@ class JetStream(ConsumersMixin):
         except (NoStreamResponseError, ValueError):
             return None
 
+    def stream_for_subject_locked(self, subject: str) -> Stream | None:
+        """The stream capturing `subject`, else the first whose subjects overlap it (a
+        filter with wildcards), or None."""
+        found = self.capturing_stream_locked(subject) if subject else None
+        if found is None:
+            found = next((s for s in self._streams.values()
+                          if any(filters_overlap(subject, c) for c in s.config.subjects)), None)
+        return found
+
     def _route(self, subject: str) -> Stream:
         stream = self._routes.get(subject)
         if stream is not None:
             return stream
-        self._check_open()
+        self.check_open()
         if not is_valid_subject(subject) or not is_literal(subject):
             raise ValueError(f"invalid publish subject {subject!r}")
         for candidate in self._streams.values():
@@ -460,10 +522,10 @@ class JetStream(ConsumersMixin):
         """Store a message in the stream whose subjects capture `subject`."""
         hdr = encode_headers(headers)
         with self._lock:
-            return self._publish_to(self._route(subject), subject, hdr, payload)
+            return self.publish_locked(self._route(subject), subject, hdr, payload)
 
-    def _publish_to(self, stream: Stream, subject: str, hdr: bytes | None,
-                    payload: bytes) -> PubAck | None:
+    def publish_locked(self, stream: Stream, subject: str, hdr: bytes | None,
+                       payload: bytes) -> PubAck | None:
         """One publish into `stream`; a message of an atomic batch is staged (None) until
         its commit, which stores the whole batch."""
         if hdr and header_block.get(hdr, batches.BATCH_ID) is not None:
@@ -472,7 +534,7 @@ class JetStream(ConsumersMixin):
                                          bool(stream.config.allow_atomic))
             self._batches_abandoned()
             if isinstance(staged, batches.Staged):
-                self._due(now + self._batches.limits.timeout_ns)
+                self.schedule(now + self._batches.limits.timeout_ns)
                 return None
             return stream.commit_batch(staged.batch_id, staged.messages, now)
         return stream.publish(subject, hdr, payload)
@@ -499,24 +561,25 @@ class JetStream(ConsumersMixin):
                 staged.append((subject, hdr, payload or b""))
             ack = None
             for subject, hdr, payload in staged:
-                ack = self._publish_to(stream, subject, hdr, payload)
+                ack = self.publish_locked(stream, subject, hdr, payload)
             return ack
 
     def _batches_abandoned(self) -> None:
         """Announce the batches given up on."""
         for gone in self._batches.take_abandoned():
             if self.bus.has_interest(advisories.ADVISORY_PREFIX + ".STREAM.BATCH_ABANDONED." + gone.stream):
-                self._advise(advisories.batch_abandoned(gone.stream, gone.batch_id, gone.reason,
+                self.advise(advisories.batch_abandoned(gone.stream, gone.batch_id, gone.reason,
                                                         account=ACCOUNT, now=self.clock()))
 
-    def _advise(self, advisory: tuple[str, bytes]) -> None:
+    def advise(self, advisory: tuple[str, bytes]) -> None:
+        """Send an advisory (a builder's (subject, JSON)) on the bus."""
         subject, data = advisory
         self.bus.publish(Msg(subject, data))
 
     def _advise_stream(self, name: str, action: str) -> None:
         subject = advisories.ADVISORY_PREFIX + ".STREAM." + _STREAM_ADVISORY[action] + "." + name
         if self.bus.has_interest(subject):
-            self._advise(advisories.stream_action(name, action, now=self.clock()))
+            self.advise(advisories.stream_action(name, action, now=self.clock()))
 
     def get_msg(self, name: str, seq: int = 0, *, last_by_subject: str | None = None,
                 next_by_subject: str | None = None) -> StoredMsg:
@@ -526,7 +589,7 @@ class JetStream(ConsumersMixin):
                 or (last_by_subject and next_by_subject):
             raise api_errors.JSBadRequestErr()
         with self._lock:
-            store = self._lookup(name).store
+            store = self.lookup_stream_locked(name).store
             try:
                 if next_by_subject:
                     msg, _ = store.load_next_msg(next_by_subject, seq)
@@ -543,7 +606,7 @@ class JetStream(ConsumersMixin):
     def delete_msg(self, name: str, seq: int, *, no_erase: bool = False) -> bool:
         """Remove one message; erased (overwritten) unless no_erase."""
         with self._lock:
-            stream = self._lookup(name)
+            stream = self.lookup_stream_locked(name)
             if stream.config.sealed:
                 raise api_errors.JSStreamSealedErr()
             if stream.config.deny_delete:
@@ -551,7 +614,7 @@ class JetStream(ConsumersMixin):
             if seq > stream.store.last_seq:
                 raise api_errors.JSStreamMsgDeleteFailedF(err="stream store EOF")
             subject = None
-            if self._consumers.get(stream.name):
+            if self.consumers.consumer_count(stream.name):
                 try:
                     subject = stream.store.load_msg(seq).subject
                 except (StoreError, ValueError):
@@ -563,7 +626,7 @@ class JetStream(ConsumersMixin):
             if not removed:
                 raise api_errors.JSSequenceNotFoundErrF(seq=seq)
             if subject is not None:
-                self._msg_removed(stream, seq, subject)
+                self.consumers.message_removed_locked(stream, seq, subject)
             return True
 
     def purge_stream(self, name: str, *, filter: str | None = None, seq: int = 0,
@@ -573,7 +636,7 @@ class JetStream(ConsumersMixin):
         if seq > 0 and keep > 0:
             raise api_errors.JSBadRequestErr()
         with self._lock:
-            stream = self._lookup(name)
+            stream = self.lookup_stream_locked(name)
             if stream.config.sealed:
                 raise api_errors.JSStreamSealedErr()
             if stream.config.deny_purge:
@@ -585,11 +648,12 @@ class JetStream(ConsumersMixin):
                     purged = stream.store.purge()
             except StoreError as exc:
                 raise api_errors.JSStreamGeneralErrorF(err=str(exc)) from exc
-            self._stream_purged(stream, filter or "")
+            self.consumers.stream_purged_locked(stream, filter or "")
             return purged
 
     # -- messages in, answers out ---------------------------------------------------------
-    def _router(self):
+    def router(self):
+        """The wire API router (``jsstore.api.router.Router``) over this JetStream."""
         if self._api is None:
             from jsstore.api.router import Router   # the API modules build on this one
             with self._lock:
@@ -607,7 +671,7 @@ class JetStream(ConsumersMixin):
         def send(hdr: bytes | None, data: bytes) -> None:
             if reply:
                 bus.publish(Msg(reply, data, hdr))
-        return self._router().dispatch(msg.subject, bytes(msg.data or b""), msg.hdr, send, reply)
+        return self.router().dispatch(msg.subject, bytes(msg.data or b""), msg.hdr, send, reply)
 
     def request_msgs(self, subject: str, payload: bytes = b"",
                      headers: Mapping[str, str | list[str]] | bytes | None = None) -> list[Msg]:
@@ -618,18 +682,18 @@ class JetStream(ConsumersMixin):
 
         def send(hdr: bytes | None, data: bytes) -> None:
             answers.append(Msg(inbox, data, hdr))
-        self._check_open()
+        self.check_open()
         # a pull request is served on the bus (now and as messages arrive): listen to its
         # reply subject while the request is answered, then let the request go
         pull = subject.startswith(PULL_REQUEST_PREFIX)
         sub = self.bus.subscribe(inbox, answers.append) if pull else None
         try:
-            self._router().dispatch(subject, bytes(payload or b""), encode_headers(headers),
+            self.router().dispatch(subject, bytes(payload or b""), encode_headers(headers),
                                     send, inbox)
         finally:
             if sub is not None:
                 sub.unsubscribe()
-                self._reader_gone(subject, inbox)
+                self.consumers.reader_gone(subject, inbox)
         return answers
 
     def request(self, subject: str, payload: bytes = b"",
@@ -654,7 +718,7 @@ class JetStream(ConsumersMixin):
         if self._api is not None and self._api._snapshots is not None:
             self._api._snapshots.close()   # pending snapshot/restore transfers
         with self._lock:
-            self._stop_consumers()
+            self.consumers.stop_locked()
             for stream in self._streams.values():
                 stream.store.stop()
 

@@ -1,6 +1,7 @@
 """The consumers of an embedded JetStream: create, update, look up, list, delete, recover.
 
-``ConsumersMixin`` gives ``jsstore.jetstream.account.JetStream`` its consumer methods:
+``ConsumerRegistry`` holds them; ``jsstore.jetstream.account.JetStream`` owns one (as
+``js.consumers``) and offers its public methods under the same names:
 
     js.add_consumer("ORDERS", durable_name="DISPATCH", ack_policy="explicit")
     js.consumer_info("ORDERS", "DISPATCH")        # ConsumerInfo, nats-server's numbers
@@ -11,6 +12,11 @@
 A file stream's consumers keep nats-server's ``obs/<name>/`` files (meta.inf, meta.sum,
 o.dat) and come back when the store directory is opened again.  Failures are the API
 errors nats-server answers with (``jsstore.api.errors``).
+
+The lock rule (nats-server's): methods named ``..._locked`` expect the JetStream's lock
+held (``with js.lock:``); every other public method takes it.  The registry is what a
+consumer knows of its owner: ``clock``, ``bus``, ``schedule(due)`` and
+``consumer_inactive(consumer)``.
 """
 
 from __future__ import annotations
@@ -18,15 +24,16 @@ from __future__ import annotations
 import os
 import secrets
 import string
+from typing import Callable
 
 import msgspec
 
 from jsstore.stream import advisories
 from jsstore.consumer import config as consumerconfig
 from jsstore.consumer import create as consumercreate
-from jsstore._core.subjects import _subject_matches, filters_overlap
 from jsstore.wire import apierrors as api_errors
 from jsstore.consumer.consumer import Consumer, rfc3339_ns
+from jsstore.jetstream.pullsub import PullSubscription
 from jsstore.consumer.config import ConsumerConfig
 from jsstore.store.consumerstore import CONSUMER_DIR, read_consumer_meta
 from jsstore.gocompat.times import ZERO_TIME, rfc3339_nano
@@ -75,65 +82,87 @@ def new_consumer_name() -> str:
 
 def consumer_info(consumer: Consumer, now: int) -> ConsumerInfo:
     """What CONSUMER.INFO answers (nats-server's infoWithSnap)."""
-    acks = consumer.acks
+    acks = consumer.ack_state
     if consumer.store.has_state():
         delivered = SequenceInfo(acks.delivered_consumer, acks.delivered_stream)
     else:
-        delivered = SequenceInfo(max(consumer.dseq, 1) - 1, max(consumer.sseq, 1) - 1)
+        delivered = SequenceInfo(max(consumer.next_delivery_seq, 1) - 1,
+                                 max(consumer.next_stream_seq, 1) - 1)
     ack_floor = SequenceInfo(acks.ack_floor_consumer, acks.ack_floor_stream)
-    if consumer.ldt:
-        delivered.last_active = rfc3339_nano(consumer.ldt)
-    if consumer.lat:
-        ack_floor.last_active = rfc3339_nano(consumer.lat)
+    if consumer.last_delivered_at:
+        delivered.last_active = rfc3339_nano(consumer.last_delivered_at)
+    last_acked_at = consumer.acknowledgements.last_acked_at
+    if last_acked_at:
+        ack_floor.last_active = rfc3339_nano(last_acked_at)
     cfg = consumer.config
+    pull, push = consumer.pull, consumer.push
     groups = None
     if cfg.priority_groups:
-        groups = [PriorityGroupState(group=cfg.priority_groups[0],
-                                     pinned_client_id=consumer.pin_id,
-                                     pinned_ts=rfc3339_nano(consumer.pinned_ts)
-                                     if consumer.pinned_ts else GO_ZERO_TIME)]
+        pin_id, pinned_at = (pull.pin_id, pull.pinned_at) if pull is not None else ("", 0)
+        groups = [PriorityGroupState(group=cfg.priority_groups[0], pinned_client_id=pin_id,
+                                     pinned_ts=rfc3339_nano(pinned_at)
+                                     if pinned_at else GO_ZERO_TIME)]
     pause_until = rfc3339_ns(cfg.pause_until)
     paused = now < pause_until
     return ConsumerInfo(
         stream_name=consumer.stream.name, name=consumer.name,
         created=rfc3339_nano(consumer.created), config=cfg, delivered=delivered,
         ack_floor=ack_floor, num_ack_pending=acks.num_pending,
-        num_redelivered=0 if cfg.max_deliver == 1 else len(consumer.rdc),
-        num_waiting=consumer.num_waiting(now), num_pending=consumer.check_num_pending(),
-        push_bound=not consumer.is_pull and consumer.active, paused=paused,
+        num_redelivered=0 if cfg.max_deliver == 1 else consumer.acknowledgements.num_redelivered(),
+        num_waiting=pull.count(now) if pull is not None else 0,
+        num_pending=consumer.check_num_pending(),
+        push_bound=push is not None and push.active, paused=paused,
         pause_remaining=pause_until - now if paused else 0, ts=rfc3339_nano(now),
         priority_groups=groups)
 
 
-class ConsumersMixin:
-    """Consumer management for JetStream (needs its _lock, _lookup, clock, bus)."""
+class ConsumerRegistry:
+    """Every consumer of one JetStream's streams, by stream and name."""
 
-    def _init_consumers(self) -> None:
-        self._consumers: dict[str, dict[str, Consumer]] = {}   # stream -> name -> consumer
+    def __init__(self, js):
+        self.js = js                    # the owning JetStream (its lock, streams, timers)
+        self.clock: Callable[[], int] = js.clock   # Unix ns, the JetStream's clock
+        self.bus = js.bus
+        self._by_stream: dict[str, dict[str, Consumer]] = {}   # stream -> name -> consumer
         self._listening: set[int] = set()   # id() of the streams whose stores we hear from
         self.bus.watch_interest(self._interest_changed)
+
+    # -- what a consumer asks of its owner ------------------------------------------------
+    def schedule(self, due: int) -> None:
+        """A consumer has timed work at `due` (Unix ns)."""
+        self.js.schedule(due)
+
+    def consumer_inactive(self, consumer: Consumer) -> None:
+        """A consumer's inactive threshold passed: it goes, as a deletion."""
+        self._remove_locked(consumer)
 
     def _interest_changed(self, filter: str) -> None:
         """A bus subscription came or went: push consumers whose deliver subject it
         matches re-read their interest (start delivering, or start the delete timer)."""
-        if self.closed:
+        if self.js.closed:
             return
-        with self._lock:
-            for consumers in list(self._consumers.values()):
+        with self.js.lock:
+            for consumers in list(self._by_stream.values()):
                 for consumer in list(consumers.values()):
-                    if (not consumer.is_pull and consumer.deliver_subject
-                            and _subject_matches(consumer.deliver_subject, filter)):
+                    if consumer.push is not None and consumer.push.delivers_to(filter):
                         consumer.interest_changed()
 
-    def _stream_consumers(self, stream_name: str) -> dict[str, Consumer]:
-        return self._consumers.setdefault(stream_name, {})
+    # -- look up --------------------------------------------------------------------------
+    def find_locked(self, stream_name: str, name: str) -> Consumer | None:
+        """The consumer `name` of stream `stream_name`, or None."""
+        consumers = self._by_stream.get(stream_name)
+        return consumers.get(name) if consumers is not None else None
 
-    def _consumer(self, stream_name: str, name: str) -> Consumer:
-        stream = self._lookup(stream_name)
-        consumer = self._consumers.get(stream.name, {}).get(name)
+    def lookup_locked(self, stream_name: str, name: str) -> Consumer:
+        """The consumer, or the API error for a missing stream or consumer."""
+        stream = self.js.lookup_stream_locked(stream_name)
+        consumer = self._by_stream.get(stream.name, {}).get(name)
         if consumer is None:
             raise api_errors.JSConsumerNotFoundErr()
         return consumer
+
+    def _of_stream(self, stream_name: str) -> dict[str, Consumer]:
+        return self._by_stream.setdefault(stream_name, {})
 
     # -- create and update ----------------------------------------------------------------
     def add_consumer(self, stream_name: str, config: ConsumerConfig | None = None, *,
@@ -154,14 +183,15 @@ class ConsumersMixin:
 
     def update_consumer(self, stream_name: str, config: ConsumerConfig | None = None,
                         **fields) -> ConsumerInfo:
+        """Change a consumer's configuration (nats-server's update checks)."""
         return self.add_consumer(stream_name, config, action="update", **fields)
 
     def create_consumer(self, target, request) -> ConsumerInfo:
         """A decoded create request for `target` (a consumercreate.CreateSubject), checked
         and applied as nats-server's create handler does."""
-        with self._lock:
-            stream = self._streams.get(target.stream)
-            consumers = self._consumers.get(target.stream, {})
+        with self.js.lock:
+            stream = self.js.find_stream_locked(target.stream)
+            consumers = self._by_stream.get(target.stream, {})
             plan = consumercreate.plan_request(
                 request, target, stream=stream.config if stream is not None else None,
                 consumers={n: c.config for n, c in consumers.items()})
@@ -169,11 +199,11 @@ class ConsumersMixin:
                 consumer = consumers[plan.name]
                 consumer.update_config(plan.config)
             else:
-                consumer = self._new_consumer(stream, plan.name, plan.config)
+                consumer = self._new_locked(stream, plan.name, plan.config)
             return consumer_info(consumer, self.clock())
 
-    def _new_consumer(self, stream, name: str, config: ConsumerConfig) -> Consumer:
-        existing = self._stream_consumers(stream.name)
+    def _new_locked(self, stream, name: str, config: ConsumerConfig) -> Consumer:
+        existing = self._of_stream(stream.name)
         if not name:
             name = new_consumer_name()
             while name in existing:
@@ -183,113 +213,109 @@ class ConsumersMixin:
             store = stream.store.consumer_store(name, created, consumerconfig.to_dict(config))
         except (StoreError, OSError) as exc:
             raise consumercreate.store_failed_error() from exc
-        consumer = self._attach_consumer(stream, name, config, store, created)
-        self._advise_consumer(stream.name, name, "create")
+        consumer = self._attach_locked(stream, name, config, store, created)
+        self._advise(stream.name, name, "create")
         return consumer
 
-    def _attach_consumer(self, stream, name: str, config, store, created: int) -> Consumer:
+    def _attach_locked(self, stream, name: str, config, store, created: int) -> Consumer:
         consumer = Consumer(self, stream, name, config, store, created)
-        self._stream_consumers(stream.name)[name] = consumer
-        self._listen(stream)
+        self._of_stream(stream.name)[name] = consumer
+        self._listen_locked(stream)
         stream.register_interest(name, consumer.filters, consumer.needs_ack)
-        self._start_consumer_timers()
+        self.js.need_timers()
         consumer.gather()
         return consumer
 
-    def _listen(self, stream) -> None:
+    def _listen_locked(self, stream) -> None:
         """Hear of every message the stream stores, for its consumers."""
         if id(stream) in self._listening:
             return
         self._listening.add(id(stream))
-        consumers = self._stream_consumers(stream.name)
+        consumers = self._of_stream(stream.name)
 
         def stored(_stream, seq, subject, _hdr, _payload, _ts):
             for consumer in list(consumers.values()):
                 consumer.on_stored(seq, subject)
         stream.listeners.append(stored)
 
-    def _start_consumer_timers(self) -> None:
-        if self._timers is None and self._timers_wanted and not self.closed:
-            from jsstore.jetstream.timers import TimerThread
-            self._timers = TimerThread(self.tick)
-        if self._timers is not None:
-            self._timers.wake(self.clock())
-
     # -- read -----------------------------------------------------------------------------
     def consumer_info(self, stream_name: str, name: str) -> ConsumerInfo:
-        with self._lock:
-            return consumer_info(self._consumer(stream_name, name), self.clock())
+        """The consumer's configuration and state, nats-server's numbers."""
+        with self.js.lock:
+            return consumer_info(self.lookup_locked(stream_name, name), self.clock())
 
     def consumer_names(self, stream_name: str) -> list[str]:
-        with self._lock:
-            stream = self._lookup(stream_name)
-            return sorted(self._consumers.get(stream.name, {}))
+        """The stream's consumer names, sorted."""
+        with self.js.lock:
+            stream = self.js.lookup_stream_locked(stream_name)
+            return sorted(self._by_stream.get(stream.name, {}))
 
     def consumers_info(self, stream_name: str) -> list[ConsumerInfo]:
-        with self._lock:
-            stream = self._lookup(stream_name)
+        """Every consumer's info, by name."""
+        with self.js.lock:
+            stream = self.js.lookup_stream_locked(stream_name)
             now = self.clock()
-            consumers = self._consumers.get(stream.name, {})
+            consumers = self._by_stream.get(stream.name, {})
             return [consumer_info(consumers[n], now) for n in sorted(consumers)]
 
     def consumer_count(self, stream_name: str) -> int:
-        return len(self._consumers.get(stream_name, {}))
+        """How many consumers the stream has (0 for no such stream)."""
+        return len(self._by_stream.get(stream_name, {}))
 
     # -- delete ---------------------------------------------------------------------------
     def delete_consumer(self, stream_name: str, name: str) -> bool:
-        with self._lock:
-            consumer = self._consumer(stream_name, name)
-            self._remove_consumer(consumer)
+        """Remove a consumer (and its files)."""
+        with self.js.lock:
+            self._remove_locked(self.lookup_locked(stream_name, name))
             return True
 
-    def _remove_consumer(self, consumer: Consumer, *, advise: bool = True) -> None:
+    def _remove_locked(self, consumer: Consumer, *, advise: bool = True) -> None:
         stream = consumer.stream
-        self._consumers.get(stream.name, {}).pop(consumer.name, None)
+        self._by_stream.get(stream.name, {}).pop(consumer.name, None)
         stream.store._consumers.pop(consumer.name, None)
         if advise:
-            self._advise_consumer(stream.name, consumer.name, "delete")
+            self._advise(stream.name, consumer.name, "delete")
         consumer.stop(delete=True)
         stream.unregister_interest(consumer.name)
 
-    def _consumer_inactive(self, consumer: Consumer) -> None:
-        """A consumer's inactive threshold passed: it goes, as a deletion."""
-        self._remove_consumer(consumer)
-
-    def _advise_consumer(self, stream: str, name: str, action: str) -> None:
+    def _advise(self, stream: str, name: str, action: str) -> None:
         subject = (f"{advisories.ADVISORY_PREFIX}.CONSUMER."
                    f"{'CREATED' if action == 'create' else 'DELETED'}.{stream}.{name}")
         if self.bus.has_interest(subject):
-            self._advise(advisories.consumer_action(stream, name, action, now=self.clock()))
+            self.js.advise(advisories.consumer_action(stream, name, action, now=self.clock()))
 
     # -- pause and pins -------------------------------------------------------------------
     def pause_consumer(self, stream_name: str, name: str, until: int) -> ConsumerInfo:
         """Pause delivery until `until` (Unix ns); 0 or a past time resumes."""
-        with self._lock:
-            consumer = self._consumer(stream_name, name)
+        with self.js.lock:
+            consumer = self.lookup_locked(stream_name, name)
             pause_until = rfc3339_nano(until) if until > 0 else None
             config = msgspec.structs.replace(consumer.config, pause_until=pause_until)
             consumer.update_config(config)
             return consumer_info(consumer, self.clock())
 
     def unpin_consumer(self, stream_name: str, name: str, group: str) -> None:
-        with self._lock:
-            consumer = self._consumer(stream_name, name)
+        """Release the pinned client of a priority group (CONSUMER.UNPIN)."""
+        with self.js.lock:
+            consumer = self.lookup_locked(stream_name, name)
             if group not in (consumer.config.priority_groups or ()):
                 raise api_errors.JSConsumerInvalidPriorityGroupErr()
-            consumer.unpin("admin", self.clock())
+            if consumer.pull is not None:
+                consumer.pull.unpin("admin", self.clock())
 
     # -- time -----------------------------------------------------------------------------
-    def _tick_consumers(self, now: int) -> int | None:
+    def tick_locked(self, now: int) -> int | None:
+        """Every consumer's due work; when the next is due (None: nothing)."""
         due = None
-        for consumers in list(self._consumers.values()):
+        for consumers in list(self._by_stream.values()):
             for consumer in list(consumers.values()):
                 at = consumer.tick(now)
                 if at is not None and (due is None or at < due):
                     due = at
         return due
 
-    # -- streams --------------------------------------------------------------------------
-    def _stream_purged(self, stream, subject: str) -> None:
+    # -- what happened to a stream --------------------------------------------------------
+    def stream_purged_locked(self, stream, subject: str) -> None:
         """Tell the consumers what a purge removed (nats-server's stream purge): with no
         subject all of them move past it; with one, those whose filters lie inside it do,
         and those wider than it check their pending one by one."""
@@ -297,7 +323,7 @@ class ConsumersMixin:
         first, last = state.first_seq, state.last_seq
         if subject:
             first = stream.store.filtered_state(first, subject).first
-        for consumer in list(self._consumers.get(stream.name, {}).values()):
+        for consumer in list(self._by_stream.get(stream.name, {}).values()):
             start, wider = first, False
             if subject and not consumer.is_equal_or_subset(subject):
                 if not consumer.is_filtered_match(subject):
@@ -305,59 +331,31 @@ class ConsumersMixin:
                 start, wider = state.first_seq, True
             consumer.on_purged(start, last, wider)
 
-    def _msg_removed(self, stream, seq: int, subject: str) -> None:
+    def message_removed_locked(self, stream, seq: int, subject: str) -> None:
         """A message was deleted from the stream: its consumers adjust (decStreamPending)."""
-        for consumer in list(self._consumers.get(stream.name, {}).values()):
+        for consumer in list(self._by_stream.get(stream.name, {}).values()):
             consumer.on_removed(seq, subject)
 
-    def _reader_gone(self, subject: str, inbox: str) -> None:
+    def stream_deleted_locked(self, stream_name: str) -> None:
+        """The stream was deleted: its consumers go with it (no advisories, as nats)."""
+        for consumer in list(self._by_stream.pop(stream_name, {}).values()):
+            consumer.stream_deleted()
+
+    def reader_gone(self, subject: str, inbox: str) -> None:
         """Nobody reads `inbox` any more: drop the pull requests answering to it."""
         stream_name, _, name = subject.removeprefix("$JS.API.CONSUMER.MSG.NEXT.").partition(".")
-        consumer = self._consumers.get(stream_name, {}).get(name)
-        if consumer is not None:
-            consumer.cancel_requests(inbox)
+        with self.js.lock:
+            consumer = self.find_locked(stream_name, name)
+            if consumer is not None and consumer.pull is not None:
+                consumer.pull.cancel(inbox)
 
-    # -- pull subscriptions ---------------------------------------------------------------
-    def pull_subscribe(self, subject: str, durable: str | None = None, *,
-                       stream: str | None = None, config: ConsumerConfig | None = None):
-        """A pull subscription on `subject` (nats-py's pull_subscribe): binds to the durable
-        consumer if it exists, else creates it (or an ephemeral one without a durable
-        name) filtered on `subject` with explicit acks."""
-        from jsstore.jetstream.pullsub import PullSubscription
-        with self._lock:
-            if stream is None:
-                found = self._capturing(subject) if subject else None
-                if found is None:
-                    found = next((s for s in self._streams.values()
-                                  if any(filters_overlap(subject, c) for c in s.config.subjects)),
-                                 None)
-                if found is None:
-                    raise api_errors.JSStreamNotFoundErr()
-                stream = found.name
-            if durable and durable in self._consumers.get(stream, {}):
-                return PullSubscription(self, stream, durable)
-            fields = {} if config is None else {}
-            base = config or ConsumerConfig(ack_policy="explicit")
-            if subject and not (base.filter_subject or base.filter_subjects):
-                fields["filter_subject"] = subject
-            if durable:
-                fields["durable_name"] = durable
-            info = self.add_consumer(stream, base, **fields)
-            return PullSubscription(self, stream, info.name, ephemeral=not durable)
-
-    def _stream_gone(self, stream_name: str) -> None:
-        """The stream was deleted: its consumers go with it (no advisories, as nats)."""
-        for consumer in list(self._consumers.pop(stream_name, {}).values()):
-            if consumer.is_pull:
-                consumer.release_requests()
-            consumer.closed = True
-
-    def _stop_consumers(self) -> None:
-        for consumers in self._consumers.values():
+    def stop_locked(self) -> None:
+        """The JetStream closes: every consumer stops, its files kept."""
+        for consumers in self._by_stream.values():
             for consumer in consumers.values():
                 consumer.stop(delete=False)
 
-    def _recover_consumers(self, stream) -> None:
+    def recover_locked(self, stream) -> None:
         """Bring back the consumers a file stream keeps in obs/."""
         directory = getattr(stream.store, "directory", None)
         if directory is None:
@@ -374,6 +372,30 @@ class ConsumersMixin:
                 config = consumerconfig.from_dict(meta)
                 store = stream.store.consumer_store(name, created, consumerconfig.to_dict(config))
             except (StoreError, ValueError, msgspec.ValidationError) as exc:
-                self.unrecovered[f"{stream.name} > {name}"] = str(exc)
+                self.js.unrecovered[f"{stream.name} > {name}"] = str(exc)
                 continue
-            self._attach_consumer(stream, name, config, store, created)
+            self._attach_locked(stream, name, config, store, created)
+
+    # -- pull subscriptions ---------------------------------------------------------------
+    def pull_subscribe(self, subject: str, durable: str | None = None, *,
+                       stream: str | None = None,
+                       config: ConsumerConfig | None = None) -> PullSubscription:
+        """A pull subscription on `subject` (nats-py's pull_subscribe): binds to the durable
+        consumer if it exists, else creates it (or an ephemeral one without a durable
+        name) filtered on `subject` with explicit acks."""
+        with self.js.lock:
+            if stream is None:
+                found = self.js.stream_for_subject_locked(subject)
+                if found is None:
+                    raise api_errors.JSStreamNotFoundErr()
+                stream = found.name
+            if durable and durable in self._by_stream.get(stream, {}):
+                return PullSubscription(self.js, stream, durable)
+            fields = {} if config is None else {}
+            base = config or ConsumerConfig(ack_policy="explicit")
+            if subject and not (base.filter_subject or base.filter_subjects):
+                fields["filter_subject"] = subject
+            if durable:
+                fields["durable_name"] = durable
+            info = self.add_consumer(stream, base, **fields)
+            return PullSubscription(self.js, stream, info.name, ephemeral=not durable)

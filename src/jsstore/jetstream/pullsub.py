@@ -42,8 +42,8 @@ class MsgMetadata(msgspec.Struct, frozen=True):
 class JsMsg:
     """A message delivered by a consumer, with its acknowledgement methods."""
 
-    __slots__ = ("subject", "data", "hdr", "reply", "_js", "_consumer", "_sseq", "_dseq",
-                 "_dc", "_ts", "_pending", "_acked")
+    __slots__ = ("subject", "data", "hdr", "reply", "_js", "_consumer", "_stream_seq",
+                 "_delivery_seq", "_deliveries", "_ts", "_pending", "_acked")
 
     def __init__(self, js, consumer, msg, meta):
         self.subject = msg.subject
@@ -52,7 +52,7 @@ class JsMsg:
         self.reply = msg.reply
         self._js = js
         self._consumer = consumer
-        self._sseq, self._dseq, self._dc, self._ts, self._pending = meta
+        self._stream_seq, self._delivery_seq, self._deliveries, self._ts, self._pending = meta
         self._acked = False
 
     @property
@@ -63,8 +63,8 @@ class JsMsg:
     @property
     def metadata(self) -> MsgMetadata:
         c = self._consumer
-        return MsgMetadata(SequencePair(self._sseq, self._dseq), self._dc, self._pending,
-                           self._ts, c.stream.name, c.name)
+        return MsgMetadata(SequencePair(self._stream_seq, self._delivery_seq), self._deliveries,
+                           self._pending, self._ts, c.stream.name, c.name)
 
     @property
     def timestamp(self) -> str:
@@ -78,33 +78,36 @@ class JsMsg:
     def ack(self) -> bool:
         """+ACK. Returns whether the consumer applied it (a stale ack is ignored)."""
         self._settle()
-        with self._js._lock:
-            return self._consumer.ack(self._sseq, self._dseq, self._dc)
+        with self._js.lock:
+            return self._consumer.acknowledgements.ack(self._stream_seq, self._delivery_seq,
+                                                       self._deliveries)
 
     ack_sync = ack   # the embedded ack is applied before it returns (a "double ack")
 
     def nak(self, delay: float | None = None) -> None:
         """-NAK: redeliver now, or after `delay` seconds."""
         self._settle()
-        with self._js._lock:
-            self._consumer.nak(self._sseq, self._dseq, self._dc,
-                               None if delay is None else int(delay * SECOND))
+        with self._js.lock:
+            self._consumer.acknowledgements.nak(
+                self._stream_seq, self._delivery_seq, self._deliveries,
+                None if delay is None else int(delay * SECOND))
 
     def in_progress(self) -> None:
         """+WPI: still working on it; the ack wait starts again (may be repeated)."""
         if self._acked:
             raise ValueError("message was already acknowledged")
-        with self._js._lock:
-            self._consumer.progress(self._sseq)
+        with self._js.lock:
+            self._consumer.acknowledgements.progress(self._stream_seq)
 
     def term(self, reason: str = "") -> None:
         """+TERM: never redeliver."""
         self._settle()
-        with self._js._lock:
-            self._consumer.term(self._sseq, self._dseq, self._dc, reason)
+        with self._js.lock:
+            self._consumer.acknowledgements.terminate(self._stream_seq, self._delivery_seq,
+                                                      self._deliveries, reason)
 
     def __repr__(self) -> str:
-        return f"JsMsg(subject={self.subject!r}, seq={self._sseq}, data={self.data[:32]!r})"
+        return f"JsMsg(subject={self.subject!r}, seq={self._stream_seq}, data={self.data[:32]!r})"
 
 
 class PullSubscription:
@@ -129,8 +132,8 @@ class PullSubscription:
         self._inboxes += 1
         inbox = f"_INBOX.fetch.{self.stream}.{self.consumer}.{self._inboxes}"
 
-        with js._lock:
-            consumer = js._consumer(self.stream, self.consumer)
+        with js.lock:
+            consumer = js.consumers.lookup_locked(self.stream, self.consumer)
 
             def sink(msg, meta=None):
                 if meta is not None:
@@ -141,13 +144,13 @@ class PullSubscription:
             body = (b'{"batch":%d,"expires":%d}' % (batch, timeout_ns) if timeout_ns
                     else b'{"batch":%d,"no_wait":true}' % batch)
             wr = consumer.request_next(inbox, body, sink=sink)
-            if wr is None or got or not js._wall_clock or not timeout_ns:
+            if wr is None or got or not js.wall_clock or not timeout_ns:
                 if wr is not None:
-                    consumer.cancel_request(wr)
+                    consumer.pull.cancel_request(wr)
                 return self._result(got)
         arrived.wait(timeout_ns / SECOND)
-        with js._lock:
-            consumer.cancel_request(wr)
+        with js.lock:
+            consumer.pull.cancel_request(wr)
             return self._result(got)
 
     @staticmethod

@@ -131,7 +131,7 @@ class Monitor:
     def _js_stats(self) -> dict:
         js = self.server.js
         info = js.account_info()
-        api = js._router().streams
+        api = js.router().streams
         return {"memory": info.memory, "storage": info.storage,
                 "reserved_memory": 0, "reserved_storage": 0, "accounts": 1, "ha_assets": 0,
                 "api": {"level": 5, "total": api.total, "errors": api.errors}}

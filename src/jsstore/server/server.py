@@ -68,7 +68,7 @@ class Server:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._flush_scheduled = False
-        self._router = js._router() if js is not None else None
+        self._router = js.router() if js is not None else None
         if js is not None:
             js.bus.attach(self)
 
@@ -173,7 +173,7 @@ class Server:
         router = self._router
         if origin.acks:
             origin.apply_acks()
-        route, capture, match = self.route, router.capture, self.table.match
+        route, capture, match = self.route, router.capture_locked, self.table.match
         frame = protocol.msg_frame
         answered = answered_bytes = 0           # answers put straight into origin.out
         # (not for a publisher with a deny filter: its deliver checks each subject)

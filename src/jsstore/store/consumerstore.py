@@ -172,50 +172,51 @@ class _ConsumerStoreBase:
         """The live AckState, for reads only (like nats' BorrowState); change it via the store."""
         return self._acks
 
-    def set_starting(self, sseq: int) -> None:
+    def set_starting(self, stream_seq: int) -> None:
         with self._lock:
             self._check_open_locked()
-            self._acks.set_starting(sseq)
+            self._acks.set_starting(stream_seq)
         self._write_now()
 
-    def update_starting(self, sseq: int) -> None:
+    def update_starting(self, stream_seq: int) -> None:
         with self._lock:
             self._check_open_locked()
-            self._acks.update_starting(sseq)
+            self._acks.update_starting(stream_seq)
             self._changed_locked()
 
-    def reset(self, sseq: int) -> None:
+    def reset(self, stream_seq: int) -> None:
         with self._lock:
             self._check_open_locked()
-            self._acks.reset(sseq)
+            self._acks.reset(stream_seq)
         self._write_now()
 
     def has_state(self) -> bool:
         with self._lock:
             return bool(self._acks.delivered_consumer or self._acks.delivered_stream)
 
-    def update_delivered(self, dseq: int, sseq: int, dc: int, ts: int) -> None:
+    def update_delivered(self, delivery_seq: int, stream_seq: int, deliveries: int,
+                         delivered_at: int) -> None:
         with self._lock:
             self._check_open_locked()
-            if self._acks.update_delivered(dseq, sseq, dc, ts):
+            if self._acks.update_delivered(delivery_seq, stream_seq, deliveries, delivered_at):
                 self._changed_locked()
 
-    def update_acks(self, dseq: int, sseq: int) -> None:
+    def update_acks(self, delivery_seq: int, stream_seq: int) -> None:
         with self._lock:
             self._check_open_locked()
             redelivered_before = self._acks.num_redelivered
             applied = False
             try:
-                applied = self._acks.update_acks(dseq, sseq)
+                applied = self._acks.update_acks(delivery_seq, stream_seq)
             finally:
                 # An ack drops the redelivery count even when it is stale or not pending.
                 if applied or self._acks.num_redelivered != redelivered_before:
                     self._changed_locked()
 
-    def remove_redelivered_below(self, sseq: int) -> None:
+    def remove_redelivered_below(self, stream_seq: int) -> None:
         with self._lock:
             self._check_open_locked()
-            if self._acks.remove_redelivered_below(sseq):
+            if self._acks.remove_redelivered_below(stream_seq):
                 self._changed_locked()
 
     def update_config(self, config: dict) -> None:

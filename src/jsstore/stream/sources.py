@@ -398,7 +398,7 @@ class SourceManager:
 
     def mirror_info(self, name: str) -> dict | None:
         """The stream's mirror as nats-server's StreamSourceInfo JSON fields, or None."""
-        with self.js._lock:
+        with self.js.lock:
             now = self.js.clock()
             for link in self.links.get(name, ()):
                 if link.mirror:
@@ -407,6 +407,6 @@ class SourceManager:
 
     def sources_info(self, name: str) -> list[dict]:
         """The stream's sources as StreamSourceInfo JSON fields, in configuration order."""
-        with self.js._lock:
+        with self.js.lock:
             now = self.js.clock()
             return [self._info(link, now) for link in self.links.get(name, ()) if not link.mirror]
