@@ -249,3 +249,39 @@ def test_every_request_type_is_covered():
     assert {"server.StreamConfigRequest", "server.CreateConsumerRequest",
             "server.JSApiConsumerGetNextRequest"} <= covered
     assert consumerconfig.CONSUMER_CONFIG is consumercreate.CREATE_REQUEST.fields["config"]
+
+
+# -- ack payloads carrying JSON -------------------------------------------------------------
+NEXT_BODIES = [b'{"batch":1,"no_wait":true}', b'{"BATCH":1,"No_Wait":true}',
+               b'{"batch":null,"no_wait":true}', b'{"batch":"x"}', b'{"batch":1',
+               b'{"batch":1,"no_wait":true,"zz":1}', b'{"batch":1.5}', b"[1]",
+               b'{"idle_heartbeat":100000000,"expires":100000000}']
+
+
+def test_next_requests_in_acks_are_answered_as_nats_server_answers_them(both):
+    """``+NXT <pull request>`` to a delivered message's ack subject: the body is read by
+    the same json.Unmarshal as a pull request (what follows is the next delivery or the
+    status nats-server sends)."""
+    real_side, mine_side = both
+    fetch = "$JS.API.CONSUMER.MSG.NEXT.AK.AKC"
+    for side in both:
+        create = scenarios.Step("$JS.API.STREAM.CREATE.AK", json.dumps(
+            {"name": "AK", "subjects": ["ak"]}).encode())
+        side.request(create, create.payload)
+        consumer = scenarios.Step("$JS.API.CONSUMER.CREATE.AK.AKC", json.dumps(
+            {"stream_name": "AK", "config": {"name": "AKC", "ack_policy": "explicit"}}).encode())
+        side.request(consumer, consumer.payload)
+        for n in range(2 * len(NEXT_BODIES)):
+            publish = scenarios.Step("ak", b"m%d" % n)
+            side.request(publish, publish.payload)
+    mismatches = []
+    for body in NEXT_BODIES:
+        step = scenarios.Step(fetch, b'{"batch":1,"no_wait":true}')
+        answers = [side.request(step, step.payload) for side in both]
+        acks = [answer[0][2] for answer in answers]
+        next_step = scenarios.Step("", b"+NXT " + body)
+        real = real_side.request(next_step, next_step.payload, acks[0])
+        mine = mine_side.request(next_step, next_step.payload, acks[1])
+        if _comparable(real, False) != _comparable(mine, False):
+            mismatches.append(f"+NXT {body!r}\n  nats-server: {real}\n  jsstore:     {mine}")
+    assert not mismatches, "\n".join(mismatches)

@@ -38,7 +38,7 @@ is the consumer engine's part.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Mapping, NamedTuple
+from typing import Literal, Mapping
 
 import msgspec
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import secrets
 import threading
 
 from jsstore.version import __version__ as JSSTORE_VERSION
 from jsstore._core import protocol
 from jsstore.api import schemas
+from jsstore.gocompat import json as gojson
 from jsstore.api.router import PULL_REQUEST_PREFIX, is_plain_ack
 from jsstore.server.client import HOLD_TIME, NO_RESPONDERS, Client
 from jsstore.server.defaults import (DEFAULT_MAX_PAYLOAD, DEFAULT_MAX_PENDING, GO_VERSION,
@@ -82,7 +82,7 @@ class Server:
                 **({"auth_required": True} if self.auth_required else {}),
                 **({"ldm": True} if self.ldm else {}), **extra,
                 "jsstore_version": JSSTORE_VERSION}
-        return json.dumps(info, separators=(",", ":")).encode()
+        return gojson.encode(info)
 
     def account_of(self, user: str | None) -> str:
         entry = self.users.get(user) if user else None

@@ -11,7 +11,6 @@ every `sync_interval` seconds, or, with sync="always", through group commit.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import threading
@@ -21,6 +20,7 @@ from jsstore._core.block import MsgBlock
 from jsstore._core.compress import ALG_LZ4, ALG_NONE, ALG_S2, block_alg, compress_block, decompress_block
 from jsstore._core.subjects import SubjectIndex
 from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
+from jsstore.gocompat import json as gojson
 from jsstore.store.base import StoreBase
 from jsstore.store.config import (StoreConfig, StoreOptions, dyn_block_size, store_config_of,
                                   stream_config_json)
@@ -95,7 +95,7 @@ class FileStore(StoreBase):
         if data is None:
             info = {"Created": rfc3339_nano(time.time_ns())}
             info.update(stream_config_json(self.config))
-            data = json.dumps(info, separators=(",", ":")).encode()
+            data = gojson.encode(info)
         write_atomically(os.path.join(self.directory, META_FILE), data)
         write_atomically(os.path.join(self.directory, META_SUM_FILE),
                          meta_sum(meta_hash_key(self.name), data))
