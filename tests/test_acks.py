@@ -12,7 +12,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from jsstore.wire import ackreply as acks
-from jsstore.wire.ackreply import (ACK, NAK, NEXT, PROGRESS, TERM, UNKNOWN, Ack, AckSubject, AckSubjects, ack_reply_info, parse_ack, parse_ack_subject, sends_reply)
+from jsstore.wire.ackreply import (ACK, NAK, NEXT, PROGRESS, TERM, UNKNOWN, Ack, AckSubject,
+                                   AckSubjects, ack_reply_info, parse_ack, parse_ack_subject,
+                                   sends_reply)
 
 UINT64_MAX = (1 << 64) - 1
 TS = 1795520076257931090

@@ -17,7 +17,11 @@ import pytest
 
 import jsstore.api
 from jsstore.wire import apierrors as api_errors
-from jsstore.wire.apierrors import (ERRORS_BY_CODE, ApiError, JSClusterNoPeersErrF, JSConsumerBadDurableNameErr, JSInvalidJSONErr, JSRestoreSubscribeFailedErrF, JSStreamCreateErrF, JSStreamExternalDelPrefixOverlapsErrF, JSStreamNotFoundErr, JSStreamWrongLastMsgIDErrF, JSStreamWrongLastSequenceErrF)
+from jsstore.wire.apierrors import (ERRORS_BY_CODE, ApiError, JSClusterNoPeersErrF,
+                                    JSConsumerBadDurableNameErr, JSInvalidJSONErr,
+                                    JSRestoreSubscribeFailedErrF, JSStreamCreateErrF,
+                                    JSStreamExternalDelPrefixOverlapsErrF, JSStreamNotFoundErr,
+                                    JSStreamWrongLastMsgIDErrF, JSStreamWrongLastSequenceErrF)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 GENERATOR_PATH = REPO_ROOT / "tools" / "gen_api_errors.py"

@@ -17,7 +17,8 @@ from jsstore._core.hashing import consumer_meta_hash_key, meta_sum
 from jsstore.gocompat.json import encode as go_json
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore, read_consumer_meta
-from jsstore.errors import (CorruptFile, CorruptStreamState, MsgNotFound, NoAckPolicy, OldUpdate, StoreClosed, StoreError)
+from jsstore.errors import (CorruptFile, CorruptStreamState, MsgNotFound, NoAckPolicy, OldUpdate,
+                            StoreClosed, StoreError)
 from jsstore.store.contract import ConsumerState, ConsumerStore, Pending, SequencePair
 
 SECOND = 1_000_000_000

@@ -9,7 +9,9 @@ from hypothesis import given, strategies as st
 from jsstore.stream import counters
 from jsstore.wire import headers
 from jsstore.stream import checks as pubchecks
-from jsstore.wire.apierrors import (JSMessageCounterBrokenErr, JSMessageIncrDisabledErr, JSMessageIncrInvalidErr, JSMessageIncrMissingErr, JSMessageIncrPayloadErr, JSMessageTTLDisabledErr)
+from jsstore.wire.apierrors import (JSMessageCounterBrokenErr, JSMessageIncrDisabledErr,
+                                    JSMessageIncrInvalidErr, JSMessageIncrMissingErr,
+                                    JSMessageIncrPayloadErr, JSMessageTTLDisabledErr)
 
 BIG = st.integers(min_value=-(10 ** 60), max_value=10 ** 60)
 

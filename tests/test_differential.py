@@ -32,7 +32,7 @@ nats = pytest.importorskip("nats")
 natsserver = pytest.importorskip("natsserver")
 from jsstore.jetstream import account as jetstream   # noqa: E402
 from jsstore.wire.bus import Msg   # noqa: E402
-from jsstore.jetstream.account import encode_headers   # noqa: E402
+from jsstore.wire.headers import encode_headers   # noqa: E402
 
 pytestmark = pytest.mark.natsserver
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from jsstore.stream import cron
-from jsstore.gocompat.durations import (HOUR, INT64_MAX, INT64_MIN, MICROSECOND, MILLISECOND, MINUTE, SECOND, format_go_duration, parse_go_duration)
+from jsstore.gocompat.durations import (HOUR, INT64_MAX, INT64_MIN, MICROSECOND, MILLISECOND,
+                                        MINUTE, SECOND, format_go_duration, parse_go_duration)
 from jsstore.gocompat.quoting import time_quote
 
 

@@ -9,7 +9,8 @@ import jsstore
 from jsstore.stream import config as streamconfig
 from jsstore._core.hashing import meta_hash_key, meta_sum
 from jsstore.wire import apierrors as E
-from jsstore.jetstream.account import decode_headers, encode_headers, meta_info_json
+from jsstore.jetstream.info import meta_info_json
+from jsstore.wire.headers import decode_headers, encode_headers
 
 
 @pytest.fixture(params=["file", "memory-only"])

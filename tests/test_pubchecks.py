@@ -10,7 +10,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from jsstore.wire import headers
 from jsstore.wire import apierrors as errors
 from jsstore.wire.headers import HeaderBlock, HeaderError
-from jsstore.stream.checks import (DedupeWindow, check_expected, check_headers, check_sizes, msg_ttl, parse_msg_ttl, parse_uint, rollup_mode)
+from jsstore.stream.checks import (DedupeWindow, check_expected, check_headers, check_sizes,
+                                   msg_ttl, parse_msg_ttl, parse_uint, rollup_mode)
 
 SECOND = 1_000_000_000
 

@@ -86,3 +86,14 @@ def test_publish_plain_declines_what_it_does_not_do():
         assert js._streams["W"].publish_plain("w.a", b"1") is None
     finally:
         js.close()
+
+
+def test_a_pub_ack_names_its_stream_as_go_writes_json():
+    """Go's json.Marshal escapes < and & (and >) in the stream's name; both publish paths do."""
+    js = jsstore.open()
+    js.add_stream(name="A<B&C", subjects=["p.*"])
+    stream = js.find_stream_locked("A<B&C")
+    plain = stream.publish_plain("p.a", b"x")
+    assert plain == b'{"stream":"A\\u003cB\\u0026C","seq":1}'
+    assert two_step(stream, "p.a", b"y") == b'{"stream":"A\\u003cB\\u0026C","seq":2}'
+    assert js.publish("p.a", b"z").stream == "A<B&C"

@@ -9,7 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 from jsstore.stream import config as sc
 from jsstore.wire import apierrors as errors
-from jsstore.stream.config import (ConsumerLimits, RePublish, StreamConfig, StreamSource, SubjectTransform, check_update, normalize, to_store_config, validate)
+from jsstore.stream.config import (ConsumerLimits, RePublish, StreamConfig, StreamSource,
+                                   SubjectTransform, check_update, normalize, to_store_config,
+                                   validate)
 
 SECOND = 1_000_000_000
 

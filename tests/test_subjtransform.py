@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from jsstore.stream import transform as subjtransform
-from jsstore.stream.transform import (SubjectTransform, TransformError, fnv1a32, partition_of, transform_error, validate_mapping)
+from jsstore.stream.transform import (SubjectTransform, TransformError, fnv1a32, partition_of,
+                                      transform_error, validate_mapping)
 
 
 def mapped(src: str, dest: str, subject: str, *, strict: bool = False) -> str | None:

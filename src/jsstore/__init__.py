@@ -18,9 +18,11 @@ also takes it, keeping the fields it acts on as its ``StoreConfig``.
 """
 
 from jsstore import errors
+from jsstore.api.router import Router
 from jsstore.consumer.config import ConsumerConfig
-from jsstore.jetstream.account import (AccountInfo, JetStream, NoStreamResponseError, PubAck,
-                                       StoredMsg, StreamInfo, open)
+from jsstore.jetstream import account as _account
+from jsstore.jetstream.account import JetStream, PubAck, open
+from jsstore.jetstream.info import AccountInfo, NoStreamResponseError, StoredMsg, StreamInfo
 from jsstore.jetstream.consumers import ConsumerInfo
 from jsstore.jetstream.pullsub import JsMsg, PullSubscription
 from jsstore.store.config import StoreConfig, StoreOptions
@@ -28,6 +30,9 @@ from jsstore.store.filestore import FileStore, stream_dir
 from jsstore.store.memstore import MemStore
 from jsstore.stream.config import StreamConfig
 from jsstore.version import __version__
+
+# the composition root: the embedded account answers requests through the wire API handlers
+_account.use_api(Router)
 
 __all__ = ["FileStore", "MemStore", "StreamConfig", "StoreConfig", "StoreOptions", "errors",
            "stream_dir", "open", "JetStream", "PubAck", "StoredMsg", "StreamInfo", "AccountInfo",

@@ -8,9 +8,13 @@ anything serves the subject: False is what a NATS client sees as "no responders"
 
 from __future__ import annotations
 
-from typing import Callable
+import itertools
+from typing import Callable, Mapping
 
+from jsstore.api.snapshot import SnapshotApi
+from jsstore.consumer import pullrequests
 from jsstore.stream import advisories
+from jsstore.wire.bus import Msg
 from jsstore.wire import headers as header_block
 from jsstore.wire.ackreply import ACK_PREFIX
 from jsstore.wire import apierrors as api_errors
@@ -41,19 +45,58 @@ class Router:
         self.streams = StreamApi(js)
         self.consumers = ConsumerApi(js)
         self._snapshots = None      # the snapshot/restore sessions, made on first use
+        self._inboxes = itertools.count(1)   # request_msgs' reply subjects
 
-    def snapshots(self):
+    def snapshots(self) -> SnapshotApi:
         if self._snapshots is None:
-            from jsstore.api.snapshot import SnapshotApi
             self._snapshots = SnapshotApi(self.js)
         return self._snapshots
+
+    def close(self) -> None:
+        """End the pending snapshot and restore transfers."""
+        if self._snapshots is not None:
+            self._snapshots.close()
+
+    # -- messages in, answers out ---------------------------------------------------------
+    def handle(self, msg: Msg) -> bool:
+        """A message sent into JetStream, its answers sent to ``msg.reply`` on the bus."""
+        reply = msg.reply
+        bus = self.js.bus
+
+        def send(hdr: bytes | None, data: bytes) -> None:
+            if reply:
+                bus.publish(Msg(reply, data, hdr))
+        return self.dispatch(msg.subject, bytes(msg.data or b""), msg.hdr, send, reply)
+
+    def request_msgs(self, subject: str, payload: bytes = b"",
+                     headers: Mapping[str, str | list[str]] | bytes | None = None) -> list[Msg]:
+        """Every answer to a message sent into JetStream, in order; empty when nothing
+        serves the subject."""
+        js = self.js
+        inbox = f"_INBOX.{next(self._inboxes)}"
+        answers: list[Msg] = []
+
+        def send(hdr: bytes | None, data: bytes) -> None:
+            answers.append(Msg(inbox, data, hdr))
+        js.check_open()
+        # a pull request is served on the bus (now and as messages arrive): listen to its
+        # reply subject while the request is answered, then let the request go
+        pull = subject.startswith(PULL_REQUEST_PREFIX)
+        sub = js.bus.subscribe(inbox, answers.append) if pull else None
+        try:
+            self.dispatch(subject, bytes(payload or b""), header_block.encode_headers(headers),
+                          send, inbox)
+        finally:
+            if sub is not None:
+                sub.unsubscribe()
+                js.consumers.reader_gone(subject, inbox)
+        return answers
 
     def dispatch(self, subject: str, payload: bytes, hdr: bytes | None, send: Send,
                  reply: str | None = None) -> bool:
         if subject.startswith(schemas.API_PREFIX):
             return self._api(subject, payload, hdr, send, reply)
         if subject.startswith(SNAPSHOT_PREFIX):
-            from jsstore.wire.bus import Msg
             return self.snapshots().handle(Msg(subject, payload, hdr, reply), send)
         if subject.startswith(ACK_PREFIX):
             return self._ack(subject, payload, reply, send)
@@ -113,7 +156,6 @@ class Router:
             if not reply:
                 return True
             if api_level_too_high(hdr):
-                from jsstore.consumer import pullrequests
                 send(pullrequests.required_api_level(), b"")
                 return True
             consumer.request_next(reply, payload)

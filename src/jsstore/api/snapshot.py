@@ -53,6 +53,8 @@ from jsstore.store.memstore import MemStore
 from jsstore.store.snapshot import restore_snapshot
 from jsstore.store.contract import StreamState
 from jsstore.stream.config import StreamConfig
+from jsstore.jetstream.account import ACCOUNT
+from jsstore.jetstream.info import meta_info_json
 
 SNAPSHOT_TYPE = schemas.TYPE_PREFIX + "stream_snapshot_response"
 RESTORE_TYPE = schemas.TYPE_PREFIX + "stream_restore_response"
@@ -144,7 +146,6 @@ def _copy_messages(source, target) -> None:
 def snapshot_bytes(stream, include_consumers: bool, check_msgs: bool) -> tuple[StreamState, bytes]:
     """The stream's state and its whole snapshot (taken under the JetStream lock, so the
     two agree).  A memory stream is written to a temporary file store first."""
-    from jsstore.jetstream.account import meta_info_json
     store = stream.store
     if check_msgs:
         _check_messages(store)
@@ -176,7 +177,6 @@ def restore_stream(js, config: StreamConfig, data: bytes):
     configuration replaces the one in the snapshot, as in nats-server, but the names must
     agree.  A file stream takes the snapshot's files (consumers included); a memory stream
     gets a copy of the messages."""
-    from jsstore.jetstream.account import ACCOUNT, meta_info_json
     name = config.name
     with js.lock:
         js.check_open()

@@ -20,7 +20,6 @@ client gets "no responders" (nats-py raises its own ``NoStreamResponseError`` th
 
 from __future__ import annotations
 
-import builtins
 import functools
 import itertools
 import os
@@ -30,28 +29,29 @@ from typing import Callable, Mapping
 
 import msgspec
 
-from jsstore.store import config as store_config
-from jsstore.stream import advisories
-from jsstore.stream import batches
-from jsstore.stream import expiry
-from jsstore.wire.bus import Bus, Msg
-from jsstore.jetstream.consumers import ConsumerRegistry
-from jsstore.jetstream.timers import TimerThread
-from jsstore.stream.stream import Stream
-from jsstore.stream.puback import PubAck
-from jsstore.wire import headers as header_block
-from jsstore.stream import config as streamconfig
-from jsstore._core.hashing import meta_hash_key, meta_sum
 from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
-from jsstore.wire import apierrors as api_errors
-from jsstore.gocompat import json as gojson
-from jsstore.store.config import StoreOptions
-from jsstore.gocompat.times import rfc3339_nano
 from jsstore.errors import StoreClosed, StoreError
-from jsstore.store.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
+from jsstore.gocompat.times import rfc3339_nano
+from jsstore.jetstream.consumers import ConsumerRegistry
+from jsstore.jetstream import recovery
+from jsstore.jetstream.info import (AccountInfo, AccountLimits, NoStreamResponseError, StoredMsg,
+                                    StreamInfo, meta_info_json)
+from jsstore.jetstream.timers import TimerThread
+from jsstore.state import StreamState
+from jsstore.store import config as store_config
+from jsstore.store.config import StoreOptions
+from jsstore.store.filestore import FileStore, stream_dir
 from jsstore.store.memstore import MemStore
-from jsstore.store.contract import StreamState
+from jsstore.stream import advisories, batches, expiry
+from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
+from jsstore.stream.puback import PubAck
+from jsstore.stream.sources import SourceManager
+from jsstore.stream.stream import Stream
+from jsstore.wire import apierrors as api_errors
+from jsstore.wire import headers as header_block
+from jsstore.wire.bus import Bus, Msg
+from jsstore.wire.headers import decode_headers, encode_headers
 
 ACCOUNT = "$G"                  # the global account: nats-server's directory for it
 # stream features beyond the basics that this JetStream implements
@@ -59,89 +59,19 @@ FEATURES = frozenset({"counters", "batches", "schedules", "expiry", "ttl",
                       "subject_delete_markers", "republish", "direct_get", "advisories",
                       "mirrors", "sources", "snapshots", "consumers"})
 _STREAM_ADVISORY = {"create": "CREATED", "modify": "UPDATED", "delete": "DELETED"}
-PULL_REQUEST_PREFIX = "$JS.API.CONSUMER.MSG.NEXT."
 ROUTE_CACHE_LIMIT = 1 << 16     # publish subjects remembered before the cache starts over
 
 
-class NoStreamResponseError(Exception):
-    """No stream captures the subject published to (over NATS: no responders)."""
+# The wire API handlers (jsstore.api) sit above this layer: the package's face plugs them
+# in, and request() and handle() go through them.
+_api_factory: Callable[["JetStream"], object] | None = None
 
 
-class StoredMsg(msgspec.Struct):
-    """A message read back from a stream."""
-    subject: str
-    seq: int
-    data: bytes
-    headers: dict[str, str] | None  # the decoded header block (first value of a repeated key)
-    time: int                       # Unix ns when stored
-    hdr: bytes | None = None        # the raw NATS header block
-
-
-class StreamInfo(msgspec.Struct):
-    """A stream's normalized configuration, creation time and state."""
-    config: StreamConfig
-    created: str                    # RFC 3339 UTC with nanoseconds, as nats-server writes it
-    state: StreamState
-    mirror: dict | None = None      # a mirror's progress (nats-server's StreamSourceInfo)
-    sources: list[dict] | None = None  # each source's progress
-
-
-class AccountLimits(msgspec.Struct):
-    """The account's JetStream limits; -1 is unlimited (the only setting embedded)."""
-    max_memory: int = -1
-    max_storage: int = -1
-    max_streams: int = -1
-    max_consumers: int = -1
-    max_ack_pending: int = -1
-    memory_max_stream_bytes: int = -1
-    storage_max_stream_bytes: int = -1
-    max_bytes_required: bool = False
-
-
-class AccountInfo(msgspec.Struct):
-    """Usage of the account: bytes held in memory and file streams, stream/consumer counts."""
-    memory: int
-    storage: int
-    reserved_memory: int
-    reserved_storage: int
-    streams: int
-    consumers: int
-    limits: AccountLimits
-
-
-class _Created(msgspec.Struct):
-    Created: str = ""
-
-
-def encode_headers(headers: Mapping[str, str | list[str]] | bytes | None) -> bytes | None:
-    """The NATS header block for a dict (a list value writes the key once per value);
-    bytes are taken as an already encoded block; empty or None gives no block.
-    HeaderError (a ValueError) for a key or value a block can not hold."""
-    if not headers:
-        return None
-    if isinstance(headers, (bytes, bytearray, memoryview)):
-        return bytes(headers)
-    return header_block.build(headers)
-
-
-def decode_headers(block: bytes | None) -> dict[str, str] | None:
-    """The headers of a NATS header block; the first value of a repeated key (as
-    nats-server reads them). None for no block, or for one that does not parse."""
-    if not block:
-        return None
-    try:
-        fields = header_block.parse(block).fields
-    except header_block.HeaderError:
-        return None
-    out: dict[str, str] = {}
-    for key, value in fields:
-        out.setdefault(key, value)
-    return out
-
-
-def meta_info_json(config: StreamConfig, created: str) -> bytes:
-    """meta.inf as nats-server writes it: {"Created": ..., <stream config fields>}."""
-    return b'{"Created":' + gojson.encode(created) + b"," + gojson.encode(config)[1:]
+def use_api(factory: Callable[["JetStream"], object]) -> None:
+    """Plug in the wire API: `factory(js)` makes the router a JetStream's request(),
+    request_msgs() and handle() go through (``jsstore.api.router.Router``)."""
+    global _api_factory
+    _api_factory = factory
 
 
 def _to_consumers(method: Callable) -> Callable:
@@ -195,7 +125,7 @@ class JetStream:
         self._routes: dict[str, Stream] = {}  # publish subject -> the stream capturing it
         self._lock = threading.RLock()
         self._api = None  # the wire API router, made on the first request()
-        self._inboxes = itertools.count(1)   # request() reply subjects
+        self._batch_ids = itertools.count(1)   # publish_batch's batch ids
         self._sources = None  # the SourceManager, once a stream has a mirror or sources
         self._batches = batches.BatchRegistry()   # atomic batches being staged
         self.consumers = ConsumerRegistry(self)   # every consumer of every stream
@@ -203,39 +133,15 @@ class JetStream:
             self._recover()
 
     # -- opening ------------------------------------------------------------------------
-    def _streams_root(self) -> str:
-        return os.path.dirname(stream_dir(self.directory, "x", ACCOUNT))
-
     def _recover(self) -> None:
-        root = self._streams_root()
-        if not os.path.isdir(root):
-            return
-        for name in sorted(os.listdir(root)):
-            directory = os.path.join(root, name)
-            meta_path = os.path.join(directory, META_FILE)
-            if not os.path.isfile(meta_path):
+        for found in recovery.stream_directories(self.directory, ACCOUNT):
+            if found.reason:
+                self.unrecovered[found.name] = found.reason
                 continue
-            with builtins.open(meta_path, "rb") as f:
-                data = f.read()
-            try:
-                with builtins.open(os.path.join(directory, META_SUM_FILE), "rb") as f:
-                    checksum = f.read()
-            except FileNotFoundError:
-                checksum = None
-            if checksum is not None and checksum != meta_sum(meta_hash_key(name), data):
-                self.unrecovered[name] = "meta.inf checksum does not match meta.sum"
-                continue
-            try:
-                config = streamconfig.normalize(streamconfig.decode(data))
-                created = msgspec.json.decode(data, type=_Created).Created
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                self.unrecovered[name] = f"meta.inf: {exc}"
-                continue
-            if config.name != name:
-                self.unrecovered[name] = f"meta.inf names stream {config.name!r}"
-                continue
-            store = FileStore(directory, streamconfig.to_store_config(config), self.options)
-            self._streams[name] = self._new_stream(config, store, created, recovered=True)
+            store = FileStore(found.directory, streamconfig.to_store_config(found.config),
+                              self.options)
+            self._streams[found.name] = self._new_stream(found.config, store, found.created,
+                                                         recovered=True)
         for stream in list(self._streams.values()):
             self._stream_changed(stream)
         for stream in list(self._streams.values()):
@@ -314,7 +220,6 @@ class JetStream:
         if self._sources is None:
             if stream.config.mirror is None and not stream.config.sources:
                 return
-            from jsstore.stream.sources import SourceManager   # mirrors and sources
             self._sources = SourceManager(self)
             for other in self._streams.values():
                 if other is not stream:
@@ -546,7 +451,7 @@ class JetStream:
         items = [tuple(m) + (None,) * (3 - len(m)) for m in messages]
         if not items:
             raise api_errors.JSAtomicPublishIncompleteBatchErr()
-        batch_id = f"embedded-{next(self._inboxes)}"
+        batch_id = f"embedded-{next(self._batch_ids)}"
         with self._lock:
             stream = self._route(items[0][0])
             staged = []
@@ -653,48 +558,28 @@ class JetStream:
 
     # -- messages in, answers out ---------------------------------------------------------
     def router(self):
-        """The wire API router (``jsstore.api.router.Router``) over this JetStream."""
+        """The wire API router over this JetStream (``jsstore.api.router.Router``, plugged
+        in by ``use_api``)."""
         if self._api is None:
-            from jsstore.api.router import Router   # the API modules build on this one
+            if _api_factory is None:
+                raise RuntimeError("no wire API: jsstore.api is plugged in by use_api "
+                                   "(importing jsstore does it)")
             with self._lock:
                 if self._api is None:
-                    self._api = Router(self)
+                    self._api = _api_factory(self)
         return self._api
 
     def handle(self, msg: Msg) -> bool:
         """Take a message sent into JetStream — an API request, a publish to a subject a
         stream captures, a snapshot chunk — and send the answers to ``msg.reply`` on the bus.
         False when nothing serves the subject (over NATS: no responders)."""
-        reply = msg.reply
-        bus = self.bus
-
-        def send(hdr: bytes | None, data: bytes) -> None:
-            if reply:
-                bus.publish(Msg(reply, data, hdr))
-        return self.router().dispatch(msg.subject, bytes(msg.data or b""), msg.hdr, send, reply)
+        return self.router().handle(msg)
 
     def request_msgs(self, subject: str, payload: bytes = b"",
                      headers: Mapping[str, str | list[str]] | bytes | None = None) -> list[Msg]:
         """Every answer to a message sent into JetStream (see ``handle``), in order; empty
         when nothing serves the subject."""
-        inbox = f"_INBOX.{next(self._inboxes)}"
-        answers: list[Msg] = []
-
-        def send(hdr: bytes | None, data: bytes) -> None:
-            answers.append(Msg(inbox, data, hdr))
-        self.check_open()
-        # a pull request is served on the bus (now and as messages arrive): listen to its
-        # reply subject while the request is answered, then let the request go
-        pull = subject.startswith(PULL_REQUEST_PREFIX)
-        sub = self.bus.subscribe(inbox, answers.append) if pull else None
-        try:
-            self.router().dispatch(subject, bytes(payload or b""), encode_headers(headers),
-                                    send, inbox)
-        finally:
-            if sub is not None:
-                sub.unsubscribe()
-                self.consumers.reader_gone(subject, inbox)
-        return answers
+        return self.router().request_msgs(subject, payload, headers)
 
     def request(self, subject: str, payload: bytes = b"",
                 headers: Mapping[str, str | list[str]] | bytes | None = None) -> bytes | None:
@@ -715,8 +600,8 @@ class JetStream:
             timers, self._timers = self._timers, None
         if timers is not None:
             timers.stop()           # outside the lock: a tick in progress needs it
-        if self._api is not None and self._api._snapshots is not None:
-            self._api._snapshots.close()   # pending snapshot/restore transfers
+        if self._api is not None:
+            self._api.close()       # pending snapshot/restore transfers
         with self._lock:
             self.consumers.stop_locked()
             for stream in self._streams.values():

@@ -21,6 +21,7 @@ import msgspec
 from jsstore.gocompat.times import rfc3339_nano
 
 from jsstore.gocompat.durations import SECOND
+from jsstore.wire.headers import decode_headers
 
 
 class SequencePair(msgspec.Struct, frozen=True):
@@ -57,7 +58,6 @@ class JsMsg:
 
     @property
     def headers(self) -> dict[str, str] | None:
-        from jsstore.jetstream.account import decode_headers
         return decode_headers(self.hdr)
 
     @property

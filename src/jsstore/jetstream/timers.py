@@ -55,7 +55,7 @@ class TimerThread:
                     now = time.time_ns()
                     if self._wake_at is not None and self._wake_at <= now:
                         break
-                    timeout = IDLE_WAIT if self._wake_at is None else (self._wake_at - now) / 1e9
+                    timeout = IDLE_WAIT if self._wake_at is None else (self._wake_at - now) / SECOND
                     self._cond.wait(timeout)
                 if self._stopped:
                     return

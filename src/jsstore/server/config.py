@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 
-from jsstore.gocompat.durations import parse_go_duration
+from jsstore.gocompat.durations import SECOND, parse_go_duration
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmMgGtT])[bB]?$")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -242,13 +242,13 @@ def server_options(config: dict) -> dict:
     return out
 
 
-MIN_LAME_DUCK_DURATION = 30 * 10**9          # nats-server refuses anything shorter
+MIN_LAME_DUCK_DURATION = 30 * SECOND          # nats-server refuses anything shorter
 
 
 def _duration_ns(key: str, value) -> int:
     """A duration option: a Go duration string, or a number of seconds."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return int(value * 10**9)
+        return int(value * SECOND)
     try:
         return parse_go_duration(str(value))
     except ValueError:
@@ -263,10 +263,10 @@ def _lame_duck(config: dict) -> dict:
         if duration < MIN_LAME_DUCK_DURATION:
             raise ConfigError(f"invalid lame_duck_duration of {config['lame_duck_duration']}"
                               f", minimum is 30 seconds")
-        out["lame_duck_duration"] = duration / 1e9
+        out["lame_duck_duration"] = duration / SECOND
     if "lame_duck_grace_period" in config:
         grace = _duration_ns("lame_duck_grace_period", config["lame_duck_grace_period"])
         if grace < 0:
             raise ConfigError("invalid lame_duck_grace_period, needs to be positive")
-        out["lame_duck_grace_period"] = grace / 1e9
+        out["lame_duck_grace_period"] = grace / SECOND
     return out

@@ -17,7 +17,7 @@ from jsstore.gocompat.times import rfc3339_nano
 from jsstore.server.defaults import DEFAULT_MAX_PENDING, GO_VERSION
 
 MAX_CONTROL_LINE = 4096
-PING_INTERVAL = 120_000_000_000        # ns, nats-server's default
+PING_INTERVAL = 120 * SECOND           # ns, nats-server's default
 PING_MAX = 2
 AUTH_TIMEOUT = 2.0
 

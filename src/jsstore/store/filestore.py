@@ -17,7 +17,8 @@ import threading
 import time
 
 from jsstore._core.block import MsgBlock
-from jsstore._core.compress import ALG_LZ4, ALG_NONE, ALG_S2, block_alg, compress_block, decompress_block
+from jsstore._core.compress import (ALG_LZ4, ALG_NONE, ALG_S2, block_alg, compress_block,
+                                    decompress_block)
 from jsstore._core.subjects import SubjectIndex
 from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
 from jsstore.gocompat import json as gojson

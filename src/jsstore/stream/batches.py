@@ -58,7 +58,15 @@ from typing import Callable
 
 from jsstore.gocompat.durations import SECOND
 from jsstore.wire import headers
-from jsstore.wire.apierrors import (JSAtomicPublishContainsDuplicateMessageErr, JSAtomicPublishDisabledErr, JSAtomicPublishIncompleteBatchErr, JSAtomicPublishInvalidBatchCommitErr, JSAtomicPublishInvalidBatchIDErr, JSAtomicPublishMissingSeqErr, JSAtomicPublishTooLargeBatchErrF, JSAtomicPublishTooManyInflight, JSAtomicPublishUnsupportedHeaderBatchErr, JSRequiredApiLevelErr, JSStreamWrongLastSequenceConstantErr, JSStreamWrongLastSequenceErrF)
+from jsstore.wire.apierrors import (JSAtomicPublishContainsDuplicateMessageErr,
+                                    JSAtomicPublishDisabledErr, JSAtomicPublishIncompleteBatchErr,
+                                    JSAtomicPublishInvalidBatchCommitErr,
+                                    JSAtomicPublishInvalidBatchIDErr, JSAtomicPublishMissingSeqErr,
+                                    JSAtomicPublishTooLargeBatchErrF,
+                                    JSAtomicPublishTooManyInflight,
+                                    JSAtomicPublishUnsupportedHeaderBatchErr,
+                                    JSRequiredApiLevelErr, JSStreamWrongLastSequenceConstantErr,
+                                    JSStreamWrongLastSequenceErrF)
 from jsstore.wire.api import API_LEVEL
 from jsstore.stream.counters import Sources
 

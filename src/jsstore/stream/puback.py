@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
+from jsstore.gocompat import json as gojson
 from jsstore.wire import apierrors as api_errors
 
 
@@ -21,23 +22,23 @@ class PubAck(msgspec.Struct, omit_defaults=True):
     def to_json(self) -> bytes:
         """The PubAck as nats-server writes it (its duplicate form has a space after the
         colon)."""
-        head = b'{"stream":' + msgspec.json.encode(self.stream)
+        head = b'{"stream":' + gojson.encode(self.stream)
         if self.domain:
-            head += b',"domain":' + msgspec.json.encode(self.domain)
+            head += b',"domain":' + gojson.encode(self.domain)
         head += b',"seq":' + str(self.seq).encode()
         if self.duplicate:
             return head + b',"duplicate": true}'
         if self.val is not None:
-            head += b',"val":' + msgspec.json.encode(self.val)
+            head += b',"val":' + gojson.encode(self.val)
         if self.batch is not None:
-            head += b',"batch":' + msgspec.json.encode(self.batch) + b',"count":' + str(self.count).encode()
+            head += b',"batch":' + gojson.encode(self.batch) + b',"count":' + str(self.count).encode()
         return head + b"}"
 
 
 def pub_error_json(stream: str, error: api_errors.ApiError) -> bytes:
     """A rejected publish's answer: the error, then the stream with sequence 0."""
-    return (b'{"error":' + msgspec.json.encode(error.to_dict()) + b',"stream":'
-            + msgspec.json.encode(stream) + b',"seq":0}')
+    return (b'{"error":' + gojson.encode(error.to_dict()) + b',"stream":'
+            + gojson.encode(stream) + b',"seq":0}')
 
 
 class Prepared:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-import msgspec
 
 from jsstore.errors import StoreError
 from jsstore.gocompat.durations import SECOND
@@ -29,6 +28,7 @@ from jsstore.stream.config import StreamConfig
 from jsstore.stream.puback import Prepared, PubAck
 from jsstore.stream.scheduler import StreamSchedules
 from jsstore.stream.transform import SubjectTransform
+from jsstore.gocompat import json as gojson
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import headers as header_block
 
@@ -320,7 +320,7 @@ class Stream:
             listener(self, seq, subject, None, payload, ts)
         head = self._ack_head
         if head is None or head[0] != cfg.name:
-            head = self._ack_head = (cfg.name, b'{"stream":' + msgspec.json.encode(cfg.name)
+            head = self._ack_head = (cfg.name, b'{"stream":' + gojson.encode(cfg.name)
                                      + b',"seq":')
         return head[1] + str(seq).encode() + b"}"
 

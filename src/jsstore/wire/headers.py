@@ -276,3 +276,29 @@ def remove_headers(hdr: bytes | None, key: str) -> bytes | None:
             return hdr
         hdr = shorter
     return hdr
+
+
+def encode_headers(headers: Mapping[str, str | list[str]] | bytes | None) -> bytes | None:
+    """The NATS header block for a dict (a list value writes the key once per value);
+    bytes are taken as an already encoded block; empty or None gives no block.
+    HeaderError (a ValueError) for a key or value a block can not hold."""
+    if not headers:
+        return None
+    if isinstance(headers, (bytes, bytearray, memoryview)):
+        return bytes(headers)
+    return build(headers)
+
+
+def decode_headers(block: bytes | None) -> dict[str, str] | None:
+    """The headers of a NATS header block; the first value of a repeated key (as
+    nats-server reads them). None for no block, or for one that does not parse."""
+    if not block:
+        return None
+    try:
+        fields = parse(block).fields
+    except HeaderError:
+        return None
+    out: dict[str, str] = {}
+    for key, value in fields:
+        out.setdefault(key, value)
+    return out
