@@ -11,9 +11,11 @@ every `sync_interval` seconds, or, with sync="always", through group commit.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+import sys
 import threading
 import time
 
@@ -24,7 +26,7 @@ from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
 from jsstore.basestore import StoreBase
 from jsstore.config import StoreOptions, StreamConfig, dyn_block_size, stream_config_json
 from jsstore.consumerstore import FileConsumerStore, MemConsumerStore, rfc3339_nano
-from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
+from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, StoreLocked, WriteError
 from jsstore.store import FILE_STORAGE
 from jsstore import statefile
 from jsstore.ttl import TTLSchedule, ttl_from_header
@@ -35,6 +37,7 @@ META_FILE = "meta.inf"
 META_SUM_FILE = "meta.sum"
 INDEX_FILE = "index.db"
 TTL_FILE = "thw.db"
+LOCK_FILE = "jsstore.lock"   # held (POSIX record lock) while a process has the stream open
 BLOCK_SUFFIX = ".blk"
 RECORD_LEN_MASK = 0x7FFFFFFF  # record_len without the header flag (csrc/record.h)
 RECORD_EMPTY_LEN = 30        # the shortest record: no subject, no data
@@ -63,6 +66,24 @@ def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
     os.replace(tmp, path)
 
 
+def lock_stream_dir(directory: str) -> int:
+    """Take the exclusive lock on a stream directory and write who holds it into the lock
+    file; returns the descriptor that holds it (closing it releases the lock).  The lock is
+    per process (fcntl record lock): a process may reopen a store it has open, another
+    process gets StoreLocked naming the holder."""
+    fd = os.open(os.path.join(directory, LOCK_FILE), os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (BlockingIOError, PermissionError):
+        holder = os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "another process"
+        os.close(fd)
+        raise StoreLocked(f"store directory {directory} is in use by {holder}") from None
+    command = " ".join([os.path.basename(sys.argv[0] if sys.argv else "python")] + sys.argv[1:])
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"pid {os.getpid()} ({command[:200]})\n".encode(), 0)
+    return fd
+
+
 class FileStore(StoreBase):
     def __init__(self, directory: str, config: StreamConfig, options: StoreOptions | None = None,
                  *, meta: bytes | None = None):
@@ -85,6 +106,7 @@ class FileStore(StoreBase):
         self._synced_gen = 0
         self._write_gen = 0
         os.makedirs(self.msgs_dir, mode=DIR_MODE, exist_ok=True)
+        self._lock_fd = lock_stream_dir(self.directory)
         if not os.path.exists(os.path.join(self.directory, META_FILE)):
             self._write_meta()
         self._recover()
@@ -475,6 +497,9 @@ class FileStore(StoreBase):
                     pass
             if self._syncer is not None and self._syncer is not threading.current_thread():
                 self._syncer.join(timeout=5)
+            if self._lock_fd >= 0:
+                os.close(self._lock_fd)
+                self._lock_fd = -1
 
     def delete(self) -> None:
         self.stop()
