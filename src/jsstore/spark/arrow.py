@@ -68,7 +68,7 @@ def _buffer(raw: bytes):
 
 
 def _strings(kind, rows: int, offsets: bytes, data: bytes) -> pa.Array:
-    return pa.Array.from_buffers(kind, rows, [None, pa.py_buffer(offsets), _buffer(data)])
+    return pa.Array.from_buffers(kind, rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 def headers_array(rows: int, buffers) -> pa.Array:

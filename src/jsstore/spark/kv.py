@@ -88,10 +88,8 @@ def plan_kv(directory: str, stream_name: str, scan: ScanFilter, history: bool,
 
 
 def _operations(headers: pa.Array) -> pa.Array:
-    found = pc.map_lookup(headers, OPERATION_HEADER, "first")
-    first = pc.list_element(found.fill_null(pa.scalar([], found.type)).cast(
-        pa.list_(pa.string())), 0) if len(found) else pa.array([], pa.string())
-    return pc.fill_null(first, PUT)
+    found = pc.map_lookup(headers, OPERATION_HEADER, "first")   # a key present has a value
+    return pc.fill_null(pc.list_element(found, 0), PUT)
 
 
 def _latest_rows(table: pa.Table) -> pa.Table:
