@@ -148,9 +148,12 @@ class Connection:
 
     def request(self, subject: str, payload: dict | bytes) -> dict:
         body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        self.publish(subject, body, f"{self.inbox}.r")
+        answer_subject = f"{self.inbox}.r".encode()
+        self.publish(subject, body, answer_subject.decode())
         while True:
-            _subject, _reply, headers, data = self.next_message()
+            to, _reply, headers, data = self.next_message()
+            if to != answer_subject:
+                continue                 # the rest of an earlier pull batch
             if headers and headers[9:12] == b"503":
                 raise NatsError(f"no responders for {subject} (is JetStream enabled?)")
             answer = json.loads(data) if data else {}
