@@ -23,6 +23,7 @@ import os
 import uuid
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 from pyspark import TaskContext
 from pyspark.sql.datasource import (DataSourceArrowWriter, DataSourceStreamArrowWriter,
@@ -143,16 +144,19 @@ def publish_staged(options: SourceOptions, messages) -> int:
             js.add_stream(**params)
         subjects = list(js.stream_info(options.stream).config.subjects or [options.stream])
         accepts = SubjectPredicate(wildcards=subjects).accepts
+        staged = [m for m in messages if m is not None and m.rows]
+        for message in staged:          # refuse before anything is appended
+            with open(message.path, "rb") as source:
+                for batch in ipc.open_stream(source):
+                    for subject in pc.unique(batch.column("subject")).to_pylist():
+                        if subject is None or not accepts(subject):
+                            raise OptionError(f"subject {subject!r} is not one of stream "
+                                              f"{options.stream!r}'s subjects {subjects}")
         publish = js.publish
-        for message in messages:
-            if message is None or not message.rows:
-                continue
+        for message in staged:
             with open(message.path, "rb") as source:
                 for batch in ipc.open_stream(source):
                     for subject, payload, headers in batch_rows(batch):
-                        if not accepts(subject):
-                            raise OptionError(f"subject {subject!r} is not one of stream "
-                                              f"{options.stream!r}'s subjects {subjects}")
                         publish(subject, payload, headers=headers)
                         appended += 1
     return appended
