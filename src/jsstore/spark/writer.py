@@ -40,6 +40,7 @@ from jsstore.spark.options import OptionError, SourceOptions
 STAGING_DIR = ".jsstore-staging"
 WRITE_COLUMNS = ("subject", "data", "headers")
 MSG_ID_HEADER = "Nats-Msg-Id"
+BATCH_ID_PROPERTY = "streaming.sql.batchId"   # set by Spark on every task of a micro-batch
 
 
 def check_input(schema: StructType) -> list[str]:
@@ -226,8 +227,9 @@ class StreamSink(DataSourceStreamArrowWriter):
     """Each micro-batch is written as a batch write would be; message ids derived from the
     query's checkpointed batch id make a replayed batch a duplicate, not new messages.
     Directory sinks stage and append on commit (a batch id already appended is skipped:
-    the last one is remembered in the staging directory); NATS sinks publish with
-    Nats-Msg-Id `<query path>-<batch>-<partition>-<row>`."""
+    the last one is remembered in the staging directory, per `sink_id`); NATS sinks publish
+    with Nats-Msg-Id `<sink_id>-<batch>-<partition>-<row>`, de-duplicated by the stream
+    within its duplicate window."""
 
     def __init__(self, options: SourceOptions, schema: StructType):
         if not options.stream:
@@ -242,8 +244,10 @@ class StreamSink(DataSourceStreamArrowWriter):
         if self.options.over_nats:
             # the batch id is not known in a task: ids come from the epoch Spark gives
             context = TaskContext.get()
-            epoch = context.getLocalProperty("streaming.sql.batchId") if context else None
-            return publish_partition(self.options, f"{self.sink_id}-{epoch}", iterator)
+            batch = context.getLocalProperty(BATCH_ID_PROPERTY) if context else None
+            if batch is None:      # no batch id to derive from: unique ids, no de-duplication
+                batch = uuid.uuid4().hex
+            return publish_partition(self.options, f"{self.sink_id}-{batch}", iterator)
         return stage_batches(self.options, self.columns, iterator)
 
     def commit(self, messages, batchId):
