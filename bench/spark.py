@@ -178,23 +178,23 @@ def main(argv=None) -> int:
         for rows in (8192, 262144):
             report(f"spark: batch_rows {rows}",
                    median_time(lambda: noop(jsstore_df(spark, base, batch_rows=rows)), args.reps))
-        for size in (8 << 20, 64 << 20):
+        for size in (16 << 20, 64 << 20, 256 << 20):
             parts = jsstore_df(spark, base, partition_bytes=size).rdd.getNumPartitions()
             report(f"spark: partition_bytes {size >> 20} MiB ({parts} partitions)",
                    median_time(lambda: noop(jsstore_df(spark, base, partition_bytes=size)), args.reps))
 
         print("one subject of 1,000 and a 5% time window", flush=True)
         full_bytes = planned_bytes(base, ScanFilter())
-        times = [r["time_ns"] for r in jsstore_df(spark, base).filter(
-            f"seq IN ({int(args.n * 0.475)}, {int(args.n * 0.525)})").select("time_ns").collect()]
-        low, high = min(times), max(times)
-        window = f"time_ns BETWEEN {low} AND {high}"
         chosen = f"orders.{437 if args.n >= 438 * RUN else args.n // RUN // 2}"   # in both layouts
         subject = f"subject = '{chosen}'"
         for layout, directory in stores.items():
             pq_dir = parquet if layout == "interleaved" else os.path.join(root, "parquet-runs")
             if layout != "interleaved":
                 jsstore_df(spark, directory).write.parquet(pq_dir)
+            times = [r["time_ns"] for r in jsstore_df(spark, directory).filter(
+                f"seq IN ({int(args.n * 0.475)}, {int(args.n * 0.525)})").select("time_ns").collect()]
+            low, high = min(times), max(times)
+            window = f"time_ns BETWEEN {low} AND {high}"
             for name, condition, scan in (
                     ("one subject", subject, ScanFilter(exact={chosen})),
                     ("5% window", window, ScanFilter(time_low=low, time_high=high))):

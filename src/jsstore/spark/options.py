@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 
 DEFAULT_ACCOUNT = "$G"
 DEFAULT_BATCH_ROWS = 65536
-DEFAULT_PARTITION_BYTES = 16 * 1024 * 1024
+# block bytes per task: Spark's own file sources default to 128 MB per partition
+# (spark.sql.files.maxPartitionBytes); a Python source pays a fixed cost per task too, so
+# fewer, larger tasks read faster on few cores (bench/spark.py measures it)
+DEFAULT_PARTITION_BYTES = 128 * 1024 * 1024
 DEFAULT_NATS_PARTITION_MESSAGES = 100_000
 DEFAULT_NATS_BATCH = 1000
 KV_STREAM_PREFIX = "KV_"
