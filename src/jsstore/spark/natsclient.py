@@ -31,6 +31,7 @@ RECORD_HEAD = struct.Struct("<IQqH")        # record length (+ header bit), seq,
 HEADER_BIT = 0x80000000
 STATUS_NO_MESSAGES = (b"404", b"408", b"409")
 INACTIVE_THRESHOLD_NS = 30_000_000_000
+PULLS_IN_FLIGHT = 2
 
 
 class NatsError(RuntimeError):
@@ -234,30 +235,39 @@ def fetch_records(options: SourceOptions, stream: str, low: int, high: int, filt
         consumer = created["name"]
         next_subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}"
         batch = options.nats_batch
+        pull = json.dumps({"batch": batch, "no_wait": True}).encode()
         last = low - 1
         try:
-            while last < high:
-                conn.publish(next_subject, json.dumps({"batch": batch, "no_wait": True}).encode(),
-                             f"{conn.inbox}.m")
-                received = 0
-                finished = False
-                while received < batch:
-                    subject, reply, headers, payload = conn.next_message()
-                    if reply is None or not reply.startswith(b"$JS.ACK."):
-                        status = headers[9:12] if headers else b""
-                        if status == b"100":            # heartbeat
-                            continue
-                        finished = status in STATUS_NO_MESSAGES
-                        break
-                    received += 1
-                    seq, ts = _ack_metadata(reply)
-                    if seq > high:
-                        finished = True
-                        break
+            # PULLS_IN_FLIGHT requests at a time: the server fills the next batch while
+            # this task decodes the current one; each request ends after `batch` messages
+            # or with a status (404/408: nothing more)
+            for _ in range(PULLS_IN_FLIGHT):
+                conn.publish(next_subject, pull, f"{conn.inbox}.m")
+            in_flight, received = PULLS_IN_FLIGHT, 0
+            while in_flight:
+                subject, reply, headers, payload = conn.next_message()
+                if reply is None or not reply.startswith(b"$JS.ACK."):
+                    status = headers[9:12] if headers else b""
+                    if status == b"100":                # heartbeat
+                        continue
+                    in_flight, received = in_flight - 1, 0
+                    if status in STATUS_NO_MESSAGES:
+                        last = high                    # the stream has nothing more
+                    continue
+                seq, ts = _ack_metadata(reply)
+                if seq <= high:
                     last = seq
                     _append_record(out, seq, ts, subject, headers, payload)
-                if finished:
-                    break
+                else:
+                    last = high
+                received += 1
+                if last >= high:
+                    break                  # what is still in flight is skipped by request()
+                if received == batch:
+                    in_flight, received = in_flight - 1, 0
+                    if last < high:
+                        conn.publish(next_subject, pull, f"{conn.inbox}.m")
+                        in_flight += 1
         finally:
             try:
                 conn.request(f"$JS.API.CONSUMER.DELETE.{stream}.{consumer}", b"")
