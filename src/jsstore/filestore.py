@@ -107,9 +107,14 @@ class FileStore(StoreBase):
         self._write_gen = 0
         os.makedirs(self.msgs_dir, mode=DIR_MODE, exist_ok=True)
         self._lock_fd = lock_stream_dir(self.directory)
-        if not os.path.exists(os.path.join(self.directory, META_FILE)):
-            self._write_meta()
-        self._recover()
+        try:
+            if not os.path.exists(os.path.join(self.directory, META_FILE)):
+                self._write_meta()
+            self._recover()
+        except BaseException:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+            raise
         if options.sync == "always":
             self.store_msg = self._store_msg_synced
             self.store_batch = self._store_batch_synced

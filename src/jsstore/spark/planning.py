@@ -300,18 +300,26 @@ def plan_slices(stream: StreamBlocks, scan: ScanFilter) -> list[BlockSlice]:
 
 
 def group_slices(slices: list[BlockSlice], target_bytes: int) -> list[PlannedPartition]:
-    """One partition per block, consecutive small blocks merged up to target_bytes."""
+    """Consecutive slices grouped into as few partitions as keep each under target_bytes
+    (a block bigger than that is a partition of its own), with the bytes spread evenly:
+    the job lasts as long as its biggest task."""
+    total = sum(piece.size for piece in slices)
+    if not slices:
+        return []
+    count = max(1, -(-total // max(target_bytes, 1)))
     partitions: list[PlannedPartition] = []
     current: list[BlockSlice] = []
-    size = 0
+    done = 0
     for piece in slices:
-        if current and size + piece.size > target_bytes:
+        # cut before this piece when it would carry the group past its even share
+        boundary = total * (len(partitions) + 1) / count
+        if current and (done + piece.size / 2 > boundary or
+                        sum(p.size for p in current) + piece.size > target_bytes):
             partitions.append(PlannedPartition(current))
-            current, size = [], 0
+            current = []
         current.append(piece)
-        size += piece.size
-    if current:
-        partitions.append(PlannedPartition(current))
+        done += piece.size
+    partitions.append(PlannedPartition(current))
     return partitions
 
 
