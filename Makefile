@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 
-.PHONY: all deps build test bench clean fuzz serve
+.PHONY: all deps build test bench bench-spark clean fuzz serve java
 
 all: build
 
@@ -16,7 +16,13 @@ $(STAMP): requirements-dev.txt pyproject.toml
 	$(PY) -m pip install -q -r requirements-dev.txt
 	touch $(STAMP)
 
-deps: $(STAMP)
+deps: $(STAMP) java
+
+# Spark (the data source tests) needs a JVM: install a JDK 17 where there is no java
+java:
+	@command -v java >/dev/null 2>&1 || { \
+		SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
+		$$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends openjdk-17-jre-headless; }
 
 build: deps
 	$(PY) setup.py -q build_ext --inplace -j 2
@@ -35,6 +41,9 @@ bench: build
 
 fuzz: build
 	$(PY) -m pytest -q tests -k fuzz
+
+bench-spark: build
+	$(PY) bench/spark.py
 
 clean:
 	rm -rf build src/jsstore/_core/*.c src/jsstore/_core/*.so .pytest_cache

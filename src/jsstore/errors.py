@@ -21,6 +21,12 @@ class StoreClosed(StoreError):
     text = "store is closed"
 
 
+class StoreLocked(StoreError):
+    """Another process holds the stream directory's lock (it has the store open)."""
+
+    text = "store directory is in use by another process"
+
+
 class MsgNotFound(StoreError):
     text = "no message found"
 

@@ -3,6 +3,7 @@
     jsstore serve [-p PORT] [-a HOST] [-js] [-sd DIR] [-n NAME] [-P PIDFILE] [-l LOGFILE]
                   [-c FILE] [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
     jsstore serve --signal ldm|stop|quit|term|reopen|reload=<pid or pid file>
+    jsstore export --store DIR --stream S --to out.parquet [--subject F] [--since T] [--master URL]
 
 Flags are read as nats-server reads them (Go's flag package): ``-x`` and ``--x`` alike,
 ``-x=v`` or ``-x v``.  ``-p -1`` picks a free port.  Without ``-sd`` the store lives in a
@@ -211,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0
     command, rest = argv[0], argv[1:]
+    if command == "export":
+        from jsstore.spark.export import main as export_main   # optional dependency: pyspark
+        return export_main(rest)
     if command != "serve":
         print(f"jsstore: unknown command {command!r}", file=sys.stderr)
         return 2

@@ -1,11 +1,17 @@
-"""Writing a store's small files (meta.inf, meta.sum, index.db, thw.db, o.dat, rewritten
-blocks) so that a reader sees the old file or the new one, never a torn one."""
+"""A store's files beside its blocks: writing the small ones (meta.inf, meta.sum, index.db,
+thw.db, o.dat, rewritten blocks) so that a reader sees the old file or the new one, never a
+torn one, and the lock a process holds on a stream directory while it has the stream open."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import sys
+
+from jsstore.errors import StoreLocked
 
 FILE_MODE = 0o600
+LOCK_FILE = "jsstore.lock"   # held (POSIX record lock) while a process has the stream open
 
 
 def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
@@ -29,3 +35,21 @@ def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
         except OSError:
             pass
         raise
+
+
+def lock_stream_dir(directory: str) -> int:
+    """Take the exclusive lock on a stream directory and write who holds it into the lock
+    file; returns the descriptor that holds it (closing it releases the lock).  The lock is
+    per process (fcntl record lock): a process may reopen a store it has open, another
+    process gets StoreLocked naming the holder."""
+    fd = os.open(os.path.join(directory, LOCK_FILE), os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (BlockingIOError, PermissionError):
+        holder = os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "another process"
+        os.close(fd)
+        raise StoreLocked(f"store directory {directory} is in use by {holder}") from None
+    command = " ".join([os.path.basename(sys.argv[0] if sys.argv else "python")] + sys.argv[1:])
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"pid {os.getpid()} ({command[:200]})\n".encode(), 0)
+    return fd

@@ -31,7 +31,7 @@ from jsstore.gocompat.times import rfc3339_nano
 from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
 from jsstore.store.contract import FILE_STORAGE
 from jsstore.store import indexdb as statefile
-from jsstore.store.files import write_atomically
+from jsstore.store.files import lock_stream_dir, write_atomically
 from jsstore.store.snapshot import snapshot_stream
 from jsstore.store.ttl import TTLSchedule, ttl_from_header
 
@@ -77,9 +77,15 @@ class FileStore(StoreBase):
         self._synced_gen = 0
         self._write_gen = 0
         os.makedirs(self.msgs_dir, mode=DIR_MODE, exist_ok=True)
-        if not os.path.exists(os.path.join(self.directory, META_FILE)):
-            self._write_meta()
-        self._recover()
+        self._lock_fd = lock_stream_dir(self.directory)
+        try:
+            if not os.path.exists(os.path.join(self.directory, META_FILE)):
+                self._write_meta()
+            self._recover()
+        except BaseException:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+            raise
         if options.sync == "always":
             self.store_msg = self._store_msg_synced
             self.store_batch = self._store_batch_synced
@@ -468,6 +474,9 @@ class FileStore(StoreBase):
                     pass
             if self._syncer is not None and self._syncer is not threading.current_thread():
                 self._syncer.join(timeout=5)
+            if self._lock_fd >= 0:
+                os.close(self._lock_fd)
+                self._lock_fd = -1
 
     def delete(self) -> None:
         self.stop()

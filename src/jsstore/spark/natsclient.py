@@ -1,0 +1,338 @@
+"""A small blocking NATS client for Spark tasks: what reading and writing a stream needs,
+with no Python object per message beyond the frame's bytes.
+
+Spark runs many short tasks in worker processes; each opens one connection, does one
+job (read a sequence range, publish a partition) and closes it.  Reading uses a pull
+consumer with no acks, bounded to the task's range: both jsstore serve and nats-server
+speak it, with or without `allow_direct` on the stream.  Each delivered message carries its
+stream sequence and timestamp in its ack subject; the message is re-encoded as a block
+record, so the Cython core that reads block files (filters and Arrow columns) reads it too.
+
+Publishing pipelines HPUB frames with a reply inbox per message, `window` awaiting acks at
+a time, and checks every PubAck.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import socket
+import struct
+import uuid
+from urllib.parse import urlparse
+
+from jsstore.spark.options import SourceOptions
+
+CRLF = b"\r\n"
+CONNECT_TIMEOUT = 10.0
+REQUEST_TIMEOUT = 10.0
+READ_SIZE = 1 << 20
+RECORD_HEAD = struct.Struct("<IQqH")        # record length (+ header bit), seq, ts, subject length
+HEADER_BIT = 0x80000000
+STATUS_NO_MESSAGES = (b"404", b"408", b"409")
+INACTIVE_THRESHOLD_NS = 30_000_000_000
+PULLS_IN_FLIGHT = 2
+
+
+class NatsError(RuntimeError):
+    """The server refused a request, or the connection failed."""
+
+
+def _servers(options: SourceOptions) -> list[tuple[str, int, str | None, str | None]]:
+    out = []
+    for url in options.url.split(","):
+        url = url.strip()
+        if "://" not in url:
+            url = "nats://" + url
+        parsed = urlparse(url)
+        out.append((parsed.hostname or "127.0.0.1", parsed.port or 4222, parsed.username,
+                    parsed.password))
+    return out
+
+
+class Connection:
+    """One connection: CONNECT, one subscription on a private inbox, frame reading."""
+
+    def __init__(self, options: SourceOptions):
+        self.options = options
+        self.inbox = f"_INBOX.{uuid.uuid4().hex}"
+        self.buffer = bytearray()
+        error = None
+        for host, port, user, password in _servers(options):
+            try:
+                self.sock = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT)
+                break
+            except OSError as exc:
+                error = exc
+        else:
+            raise NatsError(f"cannot connect to {options.url}: {error}")
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock.settimeout(REQUEST_TIMEOUT)
+        self._line()                         # INFO
+        connect = {"verbose": False, "pedantic": False, "headers": True, "no_responders": True,
+                   "lang": "python-jsstore-spark", "version": "1", "protocol": 1}
+        user = options.user or user
+        password = options.password or password
+        if user:
+            connect["user"], connect["pass"] = user, password or ""
+        if options.token:
+            connect["auth_token"] = options.token
+        self.sock.sendall(b"CONNECT " + json.dumps(connect).encode() + CRLF + b"PING" + CRLF
+                          + f"SUB {self.inbox}.* 1".encode() + CRLF)
+        while True:
+            line = self._line()
+            if line.startswith(b"PONG"):
+                break
+            if line.startswith(b"-ERR"):
+                raise NatsError(f"{options.url}: {line.decode(errors='replace')}")
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- frames ------------------------------------------------------------------------
+    def _fill(self) -> None:
+        chunk = self.sock.recv(READ_SIZE)
+        if not chunk:
+            raise NatsError("connection closed by the server")
+        self.buffer += chunk
+
+    def _line(self) -> bytes:
+        while True:
+            end = self.buffer.find(CRLF)
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[:end + 2]
+                return line
+            self._fill()
+
+    def next_message(self):
+        """(subject, reply, header bytes or None, payload) of the next message on the
+        inbox; answers PINGs on the way."""
+        while True:
+            line = self._line()
+            if line.startswith(b"HMSG") or line.startswith(b"MSG"):
+                parts = line.split()
+                has_headers = parts[0] == b"HMSG"
+                total = int(parts[-1])
+                header_len = int(parts[-2]) if has_headers else 0
+                reply = parts[3] if len(parts) == (6 if has_headers else 5) else None
+                while len(self.buffer) < total + 2:
+                    self._fill()
+                body = bytes(self.buffer[:total])
+                del self.buffer[:total + 2]
+                return (parts[1], reply, body[:header_len] if has_headers else None,
+                        body[header_len:])
+            if line.startswith(b"PING"):
+                self.sock.sendall(b"PONG" + CRLF)
+            elif line.startswith(b"-ERR"):
+                raise NatsError(line.decode(errors="replace"))
+
+    def publish(self, subject: str, payload: bytes, reply: str = "", headers: bytes | None = None,
+                send: bool = True) -> bytes:
+        if headers:
+            frame = (f"HPUB {subject} {reply} {len(headers)} {len(headers) + len(payload)}\r\n"
+                     .encode() + headers + payload + CRLF)
+        else:
+            frame = f"PUB {subject} {reply} {len(payload)}\r\n".encode() + payload + CRLF
+        if send:
+            self.sock.sendall(frame)
+        return frame
+
+    def request(self, subject: str, payload: dict | bytes) -> dict:
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        answer_subject = f"{self.inbox}.r".encode()
+        self.publish(subject, body, answer_subject.decode())
+        while True:
+            to, _reply, headers, data = self.next_message()
+            if to != answer_subject:
+                continue                 # the rest of an earlier pull batch
+            if headers and headers[9:12] == b"503":
+                raise NatsError(f"no responders for {subject} (is JetStream enabled?)")
+            answer = json.loads(data) if data else {}
+            if "error" in answer:
+                raise NatsError(f"{subject}: {answer['error'].get('description')} "
+                                f"(err_code {answer['error'].get('err_code')})")
+            return answer
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+def stream_info(options: SourceOptions, stream: str) -> dict:
+    with Connection(options) as conn:
+        return conn.request(f"$JS.API.STREAM.INFO.{stream}", b"")
+
+
+def _ack_metadata(reply: bytes) -> tuple[int, int]:
+    """(stream seq, timestamp ns) from a JetStream ack subject, v1 or v2 layout."""
+    tokens = reply.split(b".")
+    if len(tokens) == 9:               # $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>
+        return int(tokens[5]), int(tokens[7])
+    return int(tokens[7]), int(tokens[9])   # with <domain>.<account hash> after $JS.ACK
+
+
+def first_seq_since(options: SourceOptions, stream: str, nanos: int) -> int:
+    """The first sequence stored at or after `nanos` (the stream's last + 1 when none)."""
+    seconds, fraction = divmod(nanos, 1_000_000_000)
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+    start = moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{fraction:09d}Z"
+    config = {"deliver_policy": "by_start_time", "opt_start_time": start, "ack_policy": "none",
+              "inactive_threshold": INACTIVE_THRESHOLD_NS, "mem_storage": True, "num_replicas": 1}
+    with Connection(options) as conn:
+        created = conn.request(f"$JS.API.CONSUMER.CREATE.{stream}",
+                               {"stream_name": stream, "config": config})
+        consumer = created["name"]
+        try:
+            conn.publish(f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}",
+                         b'{"batch":1,"no_wait":true}', f"{conn.inbox}.m")
+            _subject, reply, _headers, _payload = conn.next_message()
+            if reply is not None and reply.startswith(b"$JS.ACK."):
+                return _ack_metadata(reply)[0]
+            return conn.request(f"$JS.API.STREAM.INFO.{stream}", b"")["state"]["last_seq"] + 1
+        finally:
+            try:
+                conn.request(f"$JS.API.CONSUMER.DELETE.{stream}.{consumer}", b"")
+            except (NatsError, OSError):
+                pass
+
+
+def server_filters(scan) -> list[str]:
+    """NATS filters narrowing a pull consumer to what the scan may accept ([] = all)."""
+    if scan.exact is not None:
+        return sorted(s for s in scan.exact if scan.subject_ok(s))[:256] or ["_jsstore_.none"]
+    if scan.wildcards:
+        return list(scan.wildcards)
+    dotted = [p for p in scan.prefixes if p.endswith(".")]
+    if len(dotted) == 1:
+        return [dotted[0] + ">"]
+    return []
+
+
+def fetch_records(options: SourceOptions, stream: str, low: int, high: int, filters) -> bytearray:
+    """The messages of `stream` with sequences in [low, high] matching `filters`, as block
+    records (no hash) in one buffer."""
+    out = bytearray()
+    if low > high:
+        return out
+    config = {"deliver_policy": "by_start_sequence", "opt_start_seq": low, "ack_policy": "none",
+              "replay_policy": "instant", "inactive_threshold": INACTIVE_THRESHOLD_NS,
+              "mem_storage": True, "num_replicas": 1, "max_waiting": 16}
+    if len(filters) == 1:
+        config["filter_subject"] = filters[0]
+    elif filters:
+        config["filter_subjects"] = filters
+    with Connection(options) as conn:
+        created = conn.request(f"$JS.API.CONSUMER.CREATE.{stream}",
+                               {"stream_name": stream, "config": config})
+        consumer = created["name"]
+        next_subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}"
+        batch = options.nats_batch
+        pull = json.dumps({"batch": batch, "no_wait": True}).encode()
+        last = low - 1
+        try:
+            # PULLS_IN_FLIGHT requests at a time: the server fills the next batch while
+            # this task decodes the current one; each request ends after `batch` messages
+            # or with a status (404/408: nothing more)
+            for _ in range(PULLS_IN_FLIGHT):
+                conn.publish(next_subject, pull, f"{conn.inbox}.m")
+            in_flight, received = PULLS_IN_FLIGHT, 0
+            while in_flight:
+                subject, reply, headers, payload = conn.next_message()
+                if reply is None or not reply.startswith(b"$JS.ACK."):
+                    status = headers[9:12] if headers else b""
+                    if status == b"100":                # heartbeat
+                        continue
+                    in_flight, received = in_flight - 1, 0
+                    if status in STATUS_NO_MESSAGES:
+                        last = high                    # the stream has nothing more
+                    continue
+                seq, ts = _ack_metadata(reply)
+                if seq <= high:
+                    last = seq
+                    _append_record(out, seq, ts, subject, headers, payload)
+                else:
+                    last = high
+                received += 1
+                if last >= high:
+                    break                  # what is still in flight is skipped by request()
+                if received == batch:
+                    in_flight, received = in_flight - 1, 0
+                    if last < high:
+                        conn.publish(next_subject, pull, f"{conn.inbox}.m")
+                        in_flight += 1
+        finally:
+            try:
+                conn.request(f"$JS.API.CONSUMER.DELETE.{stream}.{consumer}", b"")
+            except (NatsError, OSError):
+                pass
+    return out
+
+
+def _append_record(out: bytearray, seq: int, ts: int, subject: bytes, headers, payload) -> None:
+    if headers:
+        length = 22 + len(subject) + 4 + len(headers) + len(payload) + 8
+        out += RECORD_HEAD.pack(length | HEADER_BIT, seq, ts, len(subject))
+        out += subject
+        out += struct.pack("<I", len(headers))
+        out += headers
+    else:
+        length = 22 + len(subject) + len(payload) + 8
+        out += RECORD_HEAD.pack(length, seq, ts, len(subject))
+        out += subject
+    out += payload
+    out += b"\0" * 8
+
+
+# -- publishing --------------------------------------------------------------------------------
+
+def _header_block(headers: dict) -> bytes:
+    lines = [b"NATS/1.0"]
+    for key, values in headers.items():
+        for value in (values if isinstance(values, list) else [values]):
+            lines.append(f"{key}: {value}".encode())
+    return CRLF.join(lines) + CRLF + CRLF
+
+
+def publish_all(options: SourceOptions, stream: str, messages, window: int = 1000) -> tuple[int, int]:
+    """Publish (subject, payload, headers dict) messages into `stream`, waiting for every
+    PubAck; returns (messages acknowledged, of which duplicates)."""
+    sent = acked = duplicates = 0
+    pending = []
+    with Connection(options) as conn:
+        reply = f"{conn.inbox}.p"
+
+        def drain(until: int) -> None:
+            nonlocal acked, duplicates
+            while sent - acked > until:
+                _subject, _reply, headers, data = conn.next_message()
+                if headers and headers[9:12] == b"503":
+                    raise NatsError(f"no stream captures the subjects published to {stream}")
+                answer = json.loads(data)
+                if "error" in answer:
+                    raise NatsError(f"publish refused: {answer['error'].get('description')}")
+                if answer.get("stream") != stream:
+                    raise NatsError(f"a message went to stream {answer.get('stream')!r}, "
+                                    f"not {stream!r}")
+                acked += 1
+                duplicates += bool(answer.get("duplicate"))
+
+        for subject, payload, headers in messages:
+            pending.append(conn.publish(subject, payload, reply,
+                                        _header_block(headers) if headers else None, send=False))
+            sent += 1
+            if len(pending) >= 256:
+                conn.sock.sendall(b"".join(pending))
+                pending.clear()
+                drain(window)
+        if pending:
+            conn.sock.sendall(b"".join(pending))
+        drain(0)
+    return acked, duplicates

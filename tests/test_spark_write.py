@@ -1,0 +1,103 @@
+"""Batch writes into store directories through Spark: append, create, abort, ownership."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import jsstore
+from jsstore.spark.writer import STAGING_DIR
+
+pytestmark = pytest.mark.spark
+
+
+def source_rows(count, prefix="in"):
+    return [(f"{prefix}.{i % 4}", f"payload-{i}".encode(),
+             {"Tag": [f"t{i % 3}", "x"], "N": [str(i)]} if i % 2 else None) for i in range(count)]
+
+
+def write(df, directory, stream="OUT", **options):
+    writer = df.write.format("jsstore").option("path", directory).option("stream", stream)
+    for key, value in options.items():
+        writer = writer.option(key, value)
+    writer.mode("append").save()
+
+
+def read(spark, directory, stream="OUT"):
+    return spark.read.format("jsstore").option("path", directory).option("stream", stream).load()
+
+
+def test_write_then_read_back(spark, tmp_path):
+    directory = str(tmp_path)
+    rows = source_rows(1500)
+    df = spark.createDataFrame(rows, "subject STRING, data BINARY, headers MAP<STRING, ARRAY<STRING>>")
+    write(df.repartition(3), directory, create="true", subjects="in.>")
+    back = read(spark, directory).collect()
+    assert sorted(r["seq"] for r in back) == list(range(1, 1501))      # contiguous
+    got = sorted((r["subject"], bytes(r["data"]), r["headers"]) for r in back)
+    assert got == sorted((s, d, h) for s, d, h in rows)
+    # a second append continues the sequence; the stream's meta.inf came from add_stream
+    write(spark.createDataFrame([("in.9", "text")], "subject STRING, data STRING"), directory)
+    last = read(spark, directory).filter("seq > 1500").collect()
+    assert [(r["seq"], r["subject"], bytes(r["data"])) for r in last] == [(1501, "in.9", b"text")]
+    with jsstore.open(directory) as js:
+        assert js.stream_info("OUT").state.messages == 1501
+    assert os.listdir(os.path.join(directory, STAGING_DIR, "OUT")) == []
+
+
+def test_write_applies_the_stream_limits(spark, tmp_path):
+    directory = str(tmp_path)
+    with jsstore.open(directory) as js:
+        js.add_stream(name="OUT", subjects=["in.>"], max_msgs_per_subject=2)
+    write(spark.createDataFrame([(f"in.{i % 3}", b"v") for i in range(30)],
+                                "subject STRING, data BINARY").coalesce(1), directory)
+    back = read(spark, directory).collect()
+    assert sorted(r["seq"] for r in back) == [25, 26, 27, 28, 29, 30]
+
+
+def test_a_failed_job_is_aborted_and_leaves_the_stream_untouched(spark, tmp_path):
+    from pyspark.sql import functions as F   # optional dependency of the test body
+    directory = str(tmp_path)
+    with jsstore.open(directory) as js:
+        js.add_stream(name="OUT", subjects=["in.>"])
+        js.publish("in.0", b"before")
+
+    @F.udf("binary")
+    def explode_on(i):
+        if i == 777:
+            raise ValueError("boom")
+        return b"x"
+
+    df = spark.range(0, 1000, numPartitions=4).select(
+        F.lit("in.1").alias("subject"), explode_on("id").alias("data"))
+    with pytest.raises(Exception, match="boom"):
+        write(df, directory)
+    assert [r["data"] for r in read(spark, directory).collect()] == [bytearray(b"before")]
+    assert os.listdir(os.path.join(directory, STAGING_DIR, "OUT")) == []
+
+
+def test_a_store_owned_by_a_running_process_is_refused(spark, tmp_path):
+    directory = str(tmp_path)
+    with jsstore.open(directory) as js:           # this process owns the store now
+        js.add_stream(name="OUT", subjects=["in.>"])
+        df = spark.createDataFrame([("in.1", b"x")], "subject STRING, data BINARY")
+        with pytest.raises(Exception, match=f"in use by pid {os.getpid()}"):
+            write(df, directory)
+        assert js.stream_info("OUT").state.messages == 0
+
+
+def test_missing_stream_without_create_is_an_error(spark, tmp_path):
+    df = spark.createDataFrame([("in.1", b"x")], "subject STRING, data BINARY")
+    with pytest.raises(Exception, match="set option 'create'"):
+        write(df, str(tmp_path), stream="NONE")
+
+
+def test_a_subject_outside_the_stream_is_refused(spark, tmp_path):
+    directory = str(tmp_path)
+    with jsstore.open(directory) as js:
+        js.add_stream(name="OUT", subjects=["in.>"])
+    df = spark.createDataFrame([("in.1", b"x"), ("elsewhere", b"y")], "subject STRING, data BINARY")
+    with pytest.raises(Exception, match="not one of stream 'OUT'"):
+        write(df.coalesce(1), directory)
+    assert read(spark, directory).count() == 0           # nothing appended before the refusal
