@@ -22,8 +22,8 @@ from jsstore.api.router import Router
 from jsstore.consumer.config import ConsumerConfig
 from jsstore.jetstream import account as _account
 from jsstore.jetstream.account import JetStream, PubAck, open
-from jsstore.jetstream.info import AccountInfo, NoStreamResponseError, StoredMsg, StreamInfo
 from jsstore.jetstream.consumers import ConsumerInfo
+from jsstore.jetstream.info import AccountInfo, NoStreamResponseError, StoredMsg, StreamInfo
 from jsstore.jetstream.pullsub import JsMsg, PullSubscription
 from jsstore.store.config import StoreConfig, StoreOptions
 from jsstore.store.filestore import FileStore, stream_dir

@@ -17,16 +17,16 @@ from typing import Callable
 
 import msgspec
 
-from jsstore.consumer import create as consumercreate
-from jsstore.gocompat.times import ZERO_TIME
-from jsstore.wire import apierrors as api_errors
 from jsstore.api import requests
 from jsstore.api.streams import go_time, is_empty_request, is_json_object_or_array
-from jsstore.gocompat import json as gojson
+from jsstore.consumer import create as consumercreate
 from jsstore.consumer.config import wire_config
+from jsstore.gocompat import json as gojson
+from jsstore.gocompat.times import ZERO_TIME
 from jsstore.jetstream.consumers import ConsumerInfo
+from jsstore.wire import apierrors as api_errors
+from jsstore.wire.api import TYPE_PREFIX
 
-TYPE_PREFIX = "io.nats.jetstream.api.v1."
 CREATE_TYPE = TYPE_PREFIX + "consumer_create_response"
 INFO_TYPE = TYPE_PREFIX + "consumer_info_response"
 DELETE_TYPE = TYPE_PREFIX + "consumer_delete_response"

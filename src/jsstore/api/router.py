@@ -11,20 +11,20 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Mapping
 
-from jsstore.api.snapshot import SnapshotApi
-from jsstore.consumer import pullrequests
-from jsstore.stream import advisories
-from jsstore.wire.bus import Msg
-from jsstore.wire import headers as header_block
-from jsstore.wire.ackreply import ACK_PREFIX
-from jsstore.wire import apierrors as api_errors
 from jsstore.api import schemas
 from jsstore.api.consumers import ConsumerApi
 from jsstore.api.direct import direct_get
+from jsstore.api.snapshot import SnapshotApi
 from jsstore.api.streams import StreamApi
+from jsstore.consumer import pullrequests
 from jsstore.gocompat import json as gojson
+from jsstore.stream import advisories
 from jsstore.stream.puback import pub_error_json
+from jsstore.wire import apierrors as api_errors
+from jsstore.wire import headers as header_block
+from jsstore.wire.ackreply import ACK_PREFIX
 from jsstore.wire.api import api_level_too_high
+from jsstore.wire.bus import Msg
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
 

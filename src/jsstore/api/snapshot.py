@@ -37,24 +37,23 @@ from typing import Callable
 
 import msgspec
 
-from jsstore.stream import advisories
 from jsstore._core.subjects import is_literal, is_valid_subject
-from jsstore.wire import apierrors as api_errors
-from jsstore.api import schemas
-from jsstore.api import requests
+from jsstore.api import requests, schemas
 from jsstore.api.streams import go_time, is_empty_request, state_body, wire_config
-from jsstore.gocompat import json as gojson
-from jsstore.stream import config as streamconfig
-from jsstore.wire.bus import Msg
-from jsstore.gocompat.times import rfc3339_nano
 from jsstore.errors import StoreError
+from jsstore.gocompat import json as gojson
+from jsstore.gocompat.times import rfc3339_nano
+from jsstore.jetstream.account import ACCOUNT
+from jsstore.jetstream.info import meta_info_json
+from jsstore.store.contract import StreamState
 from jsstore.store.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
 from jsstore.store.memstore import MemStore
 from jsstore.store.snapshot import restore_snapshot
-from jsstore.store.contract import StreamState
+from jsstore.stream import advisories
+from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
-from jsstore.jetstream.account import ACCOUNT
-from jsstore.jetstream.info import meta_info_json
+from jsstore.wire import apierrors as api_errors
+from jsstore.wire.bus import Msg
 
 SNAPSHOT_TYPE = schemas.TYPE_PREFIX + "stream_snapshot_response"
 RESTORE_TYPE = schemas.TYPE_PREFIX + "stream_restore_response"

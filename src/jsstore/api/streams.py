@@ -18,13 +18,14 @@ from typing import Callable
 import msgspec
 
 from jsstore._core.subjects import filters_overlap
-from jsstore.gocompat import json as gojson
-from jsstore.wire import apierrors as api_errors
 from jsstore.api import requests, schemas
+from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.store.contract import StreamState
 from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
+from jsstore.wire import apierrors as api_errors
+
 
 def go_time(ts_ns: int) -> str:
     """RFC 3339 with nanoseconds; Go's zero time for 0 (no message)."""

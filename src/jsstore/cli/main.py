@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     command, rest = argv[0], argv[1:]
     if command == "export":
-        from jsstore.spark.export import main as export_main   # optional dependency: pyspark
+        from jsstore.spark.export import main as export_main  # optional dependency: pyspark
         return export_main(rest)
     if command != "serve":
         print(f"jsstore: unknown command {command!r}", file=sys.stderr)

@@ -25,13 +25,13 @@ from __future__ import annotations
 import random
 from collections import OrderedDict
 
-from jsstore.wire import ackreply as ack_protocol
-from jsstore.stream import advisories
 from jsstore.consumer import events as consumerevents
 from jsstore.errors import MsgNotFound, StoreError
+from jsstore.gocompat.durations import MILLISECOND as MS
+from jsstore.gocompat.durations import SECOND
 from jsstore.store.contract import ConsumerState, SequencePair
-
-from jsstore.gocompat.durations import MILLISECOND as MS, SECOND
+from jsstore.stream import advisories
+from jsstore.wire import ackreply as ack_protocol
 
 ACK_WAIT_DELAY = MS                     # ackWaitDelay: lets a burst expire together
 TERM_LIMITS_REASON = "Message deleted by stream limits"

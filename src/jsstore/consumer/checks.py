@@ -12,13 +12,29 @@ from typing import Iterable
 import msgspec
 
 from jsstore._core.subjects import filters_overlap, is_literal, is_subset_match, is_valid_subject
-from jsstore.consumer.config import (ACK_POLICIES, DELIVER_POLICIES, FLOW_CONTROL_HEARTBEAT,
-                                     MAX_DESCRIPTION_LEN, MAX_METADATA_LEN, MAX_NAME_LEN,
-                                     MIN_HEARTBEAT, MIN_MAX_EXPIRES, NO_LIMITS,
-                                     PRIORITY_GROUP_NAME, PRIORITY_POLICIES, REPLAY_POLICIES,
-                                     REQUIRED_LEVEL_KEY, SERVER_LEVEL_KEY, SERVER_VERSION_KEY,
-                                     ConsumerConfig, ServerLimits, consumer_limits_of, is_durable,
-                                     with_ephemeral_threshold, with_zero_values)
+from jsstore.consumer.config import (
+    ACK_POLICIES,
+    DELIVER_POLICIES,
+    FLOW_CONTROL_HEARTBEAT,
+    MAX_DESCRIPTION_LEN,
+    MAX_METADATA_LEN,
+    MAX_NAME_LEN,
+    MIN_HEARTBEAT,
+    MIN_MAX_EXPIRES,
+    NO_LIMITS,
+    PRIORITY_GROUP_NAME,
+    PRIORITY_POLICIES,
+    REPLAY_POLICIES,
+    REQUIRED_LEVEL_KEY,
+    SERVER_LEVEL_KEY,
+    SERVER_VERSION_KEY,
+    ConsumerConfig,
+    ServerLimits,
+    consumer_limits_of,
+    is_durable,
+    with_ephemeral_threshold,
+    with_zero_values,
+)
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import format_go_duration
 from jsstore.gocompat.quoting import quote

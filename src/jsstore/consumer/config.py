@@ -41,11 +41,11 @@ from typing import Literal
 import msgspec
 
 from jsstore.gocompat import json as gojson
-from jsstore.stream import config as streamconfig
 from jsstore.gocompat.durations import MILLISECOND, SECOND
 from jsstore.gocompat.times import TimeParseError, format_go_time, is_zero_time, parse_go_time
-from jsstore.wire import apierrors as api_errors
+from jsstore.stream import config as streamconfig
 from jsstore.wire import api as wire_api
+from jsstore.wire import apierrors as api_errors
 
 DEFAULT_ACK_WAIT = 30 * SECOND                   # JsAckWaitDefault
 DEFAULT_INACTIVE_THRESHOLD = 5 * SECOND          # JsDeleteWaitTimeDefault (ephemerals)

@@ -41,23 +41,27 @@ import random
 
 import msgspec
 
+from jsstore._core.subjects import _subject_matches, is_subset_match
 from jsstore.consumer import events as consumerevents
 from jsstore.consumer import pullrequests
-from jsstore.stream.advisories import ADVISORY_PREFIX
-from jsstore._core.subjects import _subject_matches, is_subset_match
-from jsstore.gocompat.times import parse_time_ns
-from jsstore.wire.bus import Msg
-from jsstore.consumer.acknowledgements import Acknowledgements
-from jsstore.consumer.delivery import (FIRST_HANDOVER, MAX_ACK_PENDING, headers_only,
-                                       starting_position, with_header)
+from jsstore.consumer.acknowledgements import TERM_LIMITS_REASON, Acknowledgements
+from jsstore.consumer.delivery import (
+    FIRST_HANDOVER,
+    MAX_ACK_PENDING,
+    headers_only,
+    starting_position,
+    with_header,
+)
 from jsstore.consumer.inactivity import DeleteTimer
 from jsstore.consumer.pull import PullRequests
 from jsstore.consumer.push import PushDelivery
-from jsstore.consumer.acknowledgements import TERM_LIMITS_REASON
 from jsstore.consumer.waitqueue import WaitingRequest
 from jsstore.errors import MsgNotFound, StoreEOF, StoreError
-
-from jsstore.gocompat.durations import MILLISECOND as MS, SECOND
+from jsstore.gocompat.durations import MILLISECOND as MS
+from jsstore.gocompat.durations import SECOND
+from jsstore.gocompat.times import parse_time_ns
+from jsstore.stream.advisories import ADVISORY_PREFIX
+from jsstore.wire.bus import Msg
 
 ACK_WAIT_DELAY = MS                     # ackWaitDelay: lets a burst expire together
 DELETE_WAIT_DEFAULT = 5 * SECOND        # JsDeleteWaitTimeDefault (ephemerals)

@@ -46,8 +46,8 @@ from jsstore.consumer import checks as consumer_checks
 from jsstore.consumer import config as cc
 from jsstore.gocompat import json as gojson
 from jsstore.stream import config as streamconfig
-from jsstore.wire import apierrors as api_errors
 from jsstore.wire import api as wire_api
+from jsstore.wire import apierrors as api_errors
 
 CONSUMER_CREATE_TYPE = wire_api.TYPE_PREFIX + "consumer_create_response"
 CREATE_PREFIX = "$JS.API.CONSUMER.CREATE."

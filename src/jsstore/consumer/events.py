@@ -15,8 +15,13 @@ import msgspec
 
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
-from jsstore.stream.advisories import (ACCOUNT, ADVISORY_PREFIX, ADVISORY_TYPE_PREFIX, _timestamp,
-                                       next_id)
+from jsstore.stream.advisories import (
+    ACCOUNT,
+    ADVISORY_PREFIX,
+    ADVISORY_TYPE_PREFIX,
+    _timestamp,
+    next_id,
+)
 
 METRIC_PREFIX = "$JS.EVENT.METRIC"
 PAUSE_TYPE = ADVISORY_TYPE_PREFIX + "consumer_pause"

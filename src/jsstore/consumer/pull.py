@@ -12,12 +12,11 @@ The request body and the status header blocks are ``jsstore.consumer.pullrequest
 
 from __future__ import annotations
 
-from jsstore.stream import advisories
 from jsstore.consumer import events as consumerevents
 from jsstore.consumer import pullrequests
 from jsstore.consumer.waitqueue import WaitingRequest, WaitQueue
-
 from jsstore.gocompat.durations import SECOND
+from jsstore.stream import advisories
 
 
 class PullRequests:

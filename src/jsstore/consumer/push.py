@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import random
 
-from jsstore.consumer import pullrequests
 from jsstore._core.subjects import _subject_matches
+from jsstore.consumer import pullrequests
+from jsstore.gocompat.durations import MILLISECOND as MS
+from jsstore.gocompat.durations import SECOND
 from jsstore.wire import headers as header_block
 from jsstore.wire.bus import Msg
-
-from jsstore.gocompat.durations import MILLISECOND as MS, SECOND
 
 FLOW_CONTROL_MAX_PENDING = 32 * 1024 * 1024    # JsFlowControlMaxPending
 DEFAULT_MAX_PAYLOAD = 1024 * 1024              # the rate limiter's burst without max_msg_size

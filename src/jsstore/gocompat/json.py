@@ -46,10 +46,25 @@ from typing import Callable, NamedTuple
 
 import msgspec
 
-from jsstore.gocompat.jsonsyntax import (ARRAY, FALSE, MAX_NESTING_DEPTH, NULL, NUMBER, OBJECT,
-                                         STRING, TRUE, WHITESPACE, GoJSONError, GoSyntaxError,
-                                         Node, UnexpectedEnd, go_string, scan_document,
-                                         scan_value, skip_whitespace)
+from jsstore.gocompat.jsonsyntax import (
+    ARRAY,
+    FALSE,
+    MAX_NESTING_DEPTH,
+    NULL,
+    NUMBER,
+    OBJECT,
+    STRING,
+    TRUE,
+    WHITESPACE,
+    GoJSONError,
+    GoSyntaxError,
+    Node,
+    UnexpectedEnd,
+    go_string,
+    scan_document,
+    scan_value,
+    skip_whitespace,
+)
 from jsstore.gocompat.quoting import quote
 
 __all__ = ["GoJSONError", "GoType", "STRING_TYPE", "BOOL", "INT", "INT32", "INT64", "UINT64",

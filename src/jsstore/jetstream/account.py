@@ -27,18 +27,21 @@ import threading
 import time
 from typing import Callable, Mapping
 
-import msgspec
-
 from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
-from jsstore.errors import StoreClosed, StoreError
+from jsstore.errors import StoreClosed
 from jsstore.gocompat.times import rfc3339_nano
-from jsstore.jetstream.consumers import ConsumerRegistry
 from jsstore.jetstream import recovery
-from jsstore.jetstream.info import (AccountInfo, AccountLimits, NoStreamResponseError, StoredMsg,
-                                    StreamInfo, meta_info_json)
+from jsstore.jetstream.consumers import ConsumerRegistry
+from jsstore.jetstream.info import (
+    AccountInfo,
+    AccountLimits,
+    NoStreamResponseError,
+    StoredMsg,
+    StreamInfo,
+    meta_info_json,
+)
 from jsstore.jetstream.timers import TimerThread
 from jsstore.state import StreamState
-from jsstore.store import config as store_config
 from jsstore.store.config import StoreOptions
 from jsstore.store.filestore import FileStore, stream_dir
 from jsstore.store.memstore import MemStore
@@ -250,25 +253,6 @@ class JetStream:
         """The configurations of every stream but `name` (what a new one may not overlap)."""
         return [s.config for s in self._streams.values() if s.config.name != name]
 
-    @staticmethod
-    def _config_from(config, params: dict) -> StreamConfig:
-        """The configuration a call gives: a StreamConfig (or a StoreConfig) and/or keyword
-        fields; nested fields (republish, mirror, sources, ...) may be given as dicts."""
-        nested = {key: value for key, value in params.items()
-                  if isinstance(value, dict) or (isinstance(value, list) and value
-                                                 and isinstance(value[0], dict))}
-        if nested:
-            try:
-                converted = msgspec.convert(nested, StreamConfig)
-            except msgspec.ValidationError as exc:
-                raise api_errors.JSInvalidJSONErr(err=exc) from exc
-            params = {**params, **{key: getattr(converted, key) for key in nested}}
-        if config is None:
-            return StreamConfig(**params)
-        if isinstance(config, store_config.StoreConfig):    # a store's own configuration
-            config = msgspec.convert(store_config.stream_config_json(config), StreamConfig)
-        return msgspec.structs.replace(config, **params) if params else config
-
     def _info(self, stream: Stream, state: StreamState | None = None) -> StreamInfo:
         mirror = sources = None
         if self._sources is not None:
@@ -283,7 +267,7 @@ class JetStream:
     def add_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
         """Create a stream (nats-server's checks and defaults); creating an existing stream
         with the same configuration answers its info, with another one fails."""
-        cfg = self._config_from(config, params)
+        cfg = streamconfig.from_call(config, params)
         with self._lock:
             self.check_open()
             streamconfig.validate(cfg, existing_streams=self.other_stream_configs_locked(cfg.name))
@@ -323,7 +307,7 @@ class JetStream:
 
     def update_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
         """Change a stream's configuration (nats-server's update checks)."""
-        cfg = self._config_from(config, params)
+        cfg = streamconfig.from_call(config, params)
         with self._lock:
             stream = self.lookup_stream_locked(cfg.name)
             streamconfig.check_update(stream.config, cfg,
@@ -490,20 +474,12 @@ class JetStream:
                 next_by_subject: str | None = None) -> StoredMsg:
         """The message at seq; the last on a subject; or the first at or after seq
         (default 1) matching next_by_subject (the STREAM.MSG.GET request's forms)."""
-        if (seq > 0 and last_by_subject) or (seq <= 0 and not last_by_subject and not next_by_subject) \
+        if (seq > 0 and last_by_subject) or (seq <= 0 and not last_by_subject
+                                              and not next_by_subject) \
                 or (last_by_subject and next_by_subject):
             raise api_errors.JSBadRequestErr()
         with self._lock:
-            store = self.lookup_stream_locked(name).store
-            try:
-                if next_by_subject:
-                    msg, _ = store.load_next_msg(next_by_subject, seq)
-                elif last_by_subject:
-                    msg = store.load_last_msg(last_by_subject)
-                else:
-                    msg = store.load_msg(seq)
-            except (StoreError, ValueError) as exc:
-                raise api_errors.JSNoMessageFoundErr() from exc
+            msg = self.lookup_stream_locked(name).get_msg(seq, last_by_subject, next_by_subject)
         return StoredMsg(subject=msg.subject, seq=msg.seq, data=bytes(msg.msg),
                          headers=decode_headers(msg.hdr), time=msg.ts,
                          hdr=bytes(msg.hdr) if msg.hdr else None)
@@ -512,24 +488,8 @@ class JetStream:
         """Remove one message; erased (overwritten) unless no_erase."""
         with self._lock:
             stream = self.lookup_stream_locked(name)
-            if stream.config.sealed:
-                raise api_errors.JSStreamSealedErr()
-            if stream.config.deny_delete:
-                raise api_errors.JSStreamMsgDeleteFailedF(err="message delete not permitted")
-            if seq > stream.store.last_seq:
-                raise api_errors.JSStreamMsgDeleteFailedF(err="stream store EOF")
-            subject = None
-            if self.consumers.consumer_count(stream.name):
-                try:
-                    subject = stream.store.load_msg(seq).subject
-                except (StoreError, ValueError):
-                    subject = None
-            try:
-                removed = stream.store.remove_msg(seq) if no_erase else stream.store.erase_msg(seq)
-            except StoreError as exc:
-                raise api_errors.JSStreamMsgDeleteFailedF(err=str(exc)) from exc
-            if not removed:
-                raise api_errors.JSSequenceNotFoundErrF(seq=seq)
+            subject = stream.delete_msg(seq, no_erase=no_erase,
+                                        want_subject=bool(self.consumers.consumer_count(name)))
             if subject is not None:
                 self.consumers.message_removed_locked(stream, seq, subject)
             return True
@@ -542,17 +502,7 @@ class JetStream:
             raise api_errors.JSBadRequestErr()
         with self._lock:
             stream = self.lookup_stream_locked(name)
-            if stream.config.sealed:
-                raise api_errors.JSStreamSealedErr()
-            if stream.config.deny_purge:
-                raise api_errors.JSStreamPurgeFailedF(err="stream purge not permitted")
-            try:
-                if filter or seq > 0 or keep > 0:
-                    purged = stream.store.purge_ex(filter or "", seq, keep)
-                else:
-                    purged = stream.store.purge()
-            except StoreError as exc:
-                raise api_errors.JSStreamGeneralErrorF(err=str(exc)) from exc
+            purged = stream.purge(filter or "", seq, keep)
             self.consumers.stream_purged_locked(stream, filter or "")
             return purged
 

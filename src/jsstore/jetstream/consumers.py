@@ -28,16 +28,16 @@ from typing import Callable
 
 import msgspec
 
-from jsstore.stream import advisories
 from jsstore.consumer import config as consumerconfig
 from jsstore.consumer import create as consumercreate
-from jsstore.wire import apierrors as api_errors
-from jsstore.consumer.consumer import Consumer, rfc3339_ns
-from jsstore.jetstream.pullsub import PullSubscription
 from jsstore.consumer.config import ConsumerConfig
-from jsstore.store.consumerstore import CONSUMER_DIR, read_consumer_meta
-from jsstore.gocompat.times import ZERO_TIME, rfc3339_nano
+from jsstore.consumer.consumer import Consumer, rfc3339_ns
 from jsstore.errors import StoreError
+from jsstore.gocompat.times import ZERO_TIME, rfc3339_nano
+from jsstore.jetstream.pullsub import PullSubscription
+from jsstore.store.consumerstore import CONSUMER_DIR, read_consumer_meta
+from jsstore.stream import advisories
+from jsstore.wire import apierrors as api_errors
 
 _NAME_ALPHABET = string.ascii_letters + string.digits
 GO_ZERO_TIME = ZERO_TIME

@@ -18,9 +18,8 @@ import threading
 
 import msgspec
 
-from jsstore.gocompat.times import rfc3339_nano
-
 from jsstore.gocompat.durations import SECOND
+from jsstore.gocompat.times import rfc3339_nano
 from jsstore.wire.headers import decode_headers
 
 

@@ -15,9 +15,9 @@ import termios
 import time
 
 from jsstore._core import protocol
-from jsstore.wire.ackreply import ACK_PREFIX
 from jsstore._core.subjects import _subject_matches, filters_overlap, is_literal, is_valid_subject
 from jsstore.server.subscriptions import Subscription
+from jsstore.wire.ackreply import ACK_PREFIX
 
 NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"
 HOLD_TIME = 0.002           # answers held back for a client that pipelines, at most

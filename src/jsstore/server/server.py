@@ -16,17 +16,21 @@ import itertools
 import secrets
 import threading
 
-from jsstore.version import __version__ as JSSTORE_VERSION
 from jsstore._core import protocol
 from jsstore.api import schemas
-from jsstore.gocompat import json as gojson
 from jsstore.api.router import PULL_REQUEST_PREFIX, is_plain_ack
+from jsstore.gocompat import json as gojson
 from jsstore.server.client import HOLD_TIME, NO_RESPONDERS, Client
-from jsstore.server.defaults import (DEFAULT_MAX_PAYLOAD, DEFAULT_MAX_PENDING, GO_VERSION,
-                                     LAME_DUCK_DURATION, LAME_DUCK_GRACE_PERIOD)
+from jsstore.server.defaults import (
+    DEFAULT_MAX_PAYLOAD,
+    DEFAULT_MAX_PENDING,
+    GO_VERSION,
+    LAME_DUCK_DURATION,
+    LAME_DUCK_GRACE_PERIOD,
+)
 from jsstore.server.monitor import Monitor
-from jsstore.server.subscriptions import Subscription, SubjectTable
-
+from jsstore.server.subscriptions import SubjectTable, Subscription
+from jsstore.version import __version__ as JSSTORE_VERSION
 
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 

@@ -76,7 +76,7 @@ class ProgressBar:
 def session(master: str):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession   # optional dependency: jsstore[spark]
+    from pyspark.sql import SparkSession  # optional dependency: jsstore[spark]
     spark = (SparkSession.builder.master(master).appName("jsstore export")
              .config("spark.sql.python.filterPushdown.enabled", "true")
              .config("spark.sql.session.timeZone", "UTC")

@@ -15,8 +15,17 @@ from __future__ import annotations
 
 import datetime
 
-from pyspark.sql.datasource import (EqualNullSafe, EqualTo, GreaterThan, GreaterThanOrEqual, In,
-                                    IsNotNull, LessThan, LessThanOrEqual, StringStartsWith)
+from pyspark.sql.datasource import (
+    EqualNullSafe,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    IsNotNull,
+    LessThan,
+    LessThanOrEqual,
+    StringStartsWith,
+)
 
 from jsstore.spark.options import parse_time_ns
 from jsstore.spark.scan import ScanFilter

@@ -14,7 +14,11 @@ across micro-batches while the file is unchanged) and over NATS.
 from __future__ import annotations
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, SupportsTriggerAvailableNow
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
 
 from jsstore.spark import natsclient, natsread
 from jsstore.spark.directory import partition_batches

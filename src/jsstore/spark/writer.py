@@ -26,16 +26,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 from pyspark import TaskContext
-from pyspark.sql.datasource import (DataSourceArrowWriter, DataSourceStreamArrowWriter,
-                                    WriterCommitMessage)
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
 from pyspark.sql.types import StructType
 
 from jsstore._core.arrowblock import SubjectPredicate
 from jsstore.jetstream import account as jetstream
-from jsstore.wire import apierrors as api_errors
-from jsstore.store.files import lock_stream_dir
 from jsstore.spark import natsclient
 from jsstore.spark.options import OptionError, SourceOptions
+from jsstore.store.files import lock_stream_dir
+from jsstore.wire import apierrors as api_errors
 
 STAGING_DIR = ".jsstore-staging"
 WRITE_COLUMNS = ("subject", "data", "headers")

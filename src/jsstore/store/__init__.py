@@ -7,9 +7,19 @@ engine (``base`` holds what they share); ``indexdb`` is ``msgs/index.db``, ``ttl
 (``o.dat``), ``config`` what a store is configured with.
 """
 
-from jsstore.store.contract import (FILE_STORAGE, MEMORY_STORAGE, ConsumerState, ConsumerStore,
-                                    LostStreamData, Pending, SequencePair, SimpleState,
-                                    StoredMessage, StreamState, StreamStore)
+from jsstore.store.contract import (
+                                    FILE_STORAGE,
+                                    MEMORY_STORAGE,
+                                    ConsumerState,
+                                    ConsumerStore,
+                                    LostStreamData,
+                                    Pending,
+                                    SequencePair,
+                                    SimpleState,
+                                    StoredMessage,
+                                    StreamState,
+                                    StreamStore,
+)
 
 __all__ = ["ConsumerState", "ConsumerStore", "FILE_STORAGE", "LostStreamData", "MEMORY_STORAGE",
            "Pending", "SequencePair", "SimpleState", "StoredMessage", "StreamState", "StreamStore"]

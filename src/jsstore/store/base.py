@@ -3,13 +3,14 @@ from the core, and the bulk removals (purge, purge_ex, compact, truncate)."""
 
 from __future__ import annotations
 
+import time
+
 from jsstore._core import queries
 from jsstore._core.engine import BlockStore
 from jsstore._core.subjects import SubjectIndex
 from jsstore.errors import StoreClosed, StoreEOF
 from jsstore.gocompat.durations import SECOND
 from jsstore.store.ttl import NEVER, TTLSchedule
-import time
 
 
 class StoreBase(BlockStore):

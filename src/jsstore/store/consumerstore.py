@@ -31,9 +31,9 @@ import time
 from jsstore._core import hashing
 from jsstore._core.ackstate import AckState
 from jsstore.errors import CorruptFile, OldUpdate, StoreClosed, StoreError, WriteError
+from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.store.contract import FILE_STORAGE, MEMORY_STORAGE, ConsumerState
-from jsstore.gocompat import json as gojson
 from jsstore.store.files import write_atomically
 
 CONSUMER_DIR = "obs"

@@ -20,8 +20,14 @@ from __future__ import annotations
 from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 # the values the contract returns live in jsstore.state, beneath the Cython core that builds them
-from jsstore.state import (ConsumerState, LostStreamData, Pending, SequencePair, SimpleState,
-                           StreamState)
+from jsstore.state import (
+    ConsumerState,
+    LostStreamData,
+    Pending,
+    SequencePair,
+    SimpleState,
+    StreamState,
+)
 
 FILE_STORAGE = "file"
 MEMORY_STORAGE = "memory"

@@ -17,20 +17,31 @@ import threading
 import time
 
 from jsstore._core.block import MsgBlock
-from jsstore._core.compress import (ALG_LZ4, ALG_NONE, ALG_S2, block_alg, compress_block,
-                                    decompress_block)
-from jsstore._core.subjects import SubjectIndex
+from jsstore._core.compress import (
+    ALG_LZ4,
+    ALG_NONE,
+    ALG_S2,
+    block_alg,
+    compress_block,
+    decompress_block,
+)
 from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
+from jsstore._core.subjects import SubjectIndex
+from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
 from jsstore.gocompat import json as gojson
-from jsstore.store.base import StoreBase
-from jsstore.store.config import (StoreConfig, StoreOptions, dyn_block_size, store_config_of,
-                                  stream_config_json)
-from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore
 from jsstore.gocompat.durations import SECOND
 from jsstore.gocompat.times import rfc3339_nano
-from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
-from jsstore.store.contract import FILE_STORAGE
 from jsstore.store import indexdb as statefile
+from jsstore.store.base import StoreBase
+from jsstore.store.config import (
+    StoreConfig,
+    StoreOptions,
+    dyn_block_size,
+    store_config_of,
+    stream_config_json,
+)
+from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore
+from jsstore.store.contract import FILE_STORAGE
 from jsstore.store.files import lock_stream_dir, write_atomically
 from jsstore.store.snapshot import snapshot_stream
 from jsstore.store.ttl import TTLSchedule, ttl_from_header

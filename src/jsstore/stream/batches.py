@@ -57,18 +57,23 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from jsstore.gocompat.durations import SECOND
-from jsstore.wire import headers
-from jsstore.wire.apierrors import (JSAtomicPublishContainsDuplicateMessageErr,
-                                    JSAtomicPublishDisabledErr, JSAtomicPublishIncompleteBatchErr,
-                                    JSAtomicPublishInvalidBatchCommitErr,
-                                    JSAtomicPublishInvalidBatchIDErr, JSAtomicPublishMissingSeqErr,
-                                    JSAtomicPublishTooLargeBatchErrF,
-                                    JSAtomicPublishTooManyInflight,
-                                    JSAtomicPublishUnsupportedHeaderBatchErr,
-                                    JSRequiredApiLevelErr, JSStreamWrongLastSequenceConstantErr,
-                                    JSStreamWrongLastSequenceErrF)
-from jsstore.wire.api import API_LEVEL
 from jsstore.stream.counters import Sources
+from jsstore.wire import headers
+from jsstore.wire.api import API_LEVEL
+from jsstore.wire.apierrors import (
+    JSAtomicPublishContainsDuplicateMessageErr,
+    JSAtomicPublishDisabledErr,
+    JSAtomicPublishIncompleteBatchErr,
+    JSAtomicPublishInvalidBatchCommitErr,
+    JSAtomicPublishInvalidBatchIDErr,
+    JSAtomicPublishMissingSeqErr,
+    JSAtomicPublishTooLargeBatchErrF,
+    JSAtomicPublishTooManyInflight,
+    JSAtomicPublishUnsupportedHeaderBatchErr,
+    JSRequiredApiLevelErr,
+    JSStreamWrongLastSequenceConstantErr,
+    JSStreamWrongLastSequenceErrF,
+)
 
 BATCH_ID = "Nats-Batch-Id"
 BATCH_SEQ = "Nats-Batch-Sequence"

@@ -29,18 +29,25 @@ from typing import Callable, Iterable
 
 from jsstore.gocompat.durations import MINUTE
 from jsstore.gocompat.quoting import quote
-from jsstore.wire import headers
-from jsstore.wire.apierrors import (JSMessageIncrDisabledErr, JSMessageIncrInvalidErr,
-                                    JSMessageIncrMissingErr, JSMessageIncrPayloadErr,
-                                    JSMessageTTLDisabledErr, JSMessageTTLInvalidErr,
-                                    JSStreamExpectedLastSeqPerSubjectInvalid,
-                                    JSStreamHeaderExceedsMaximumErr,
-                                    JSStreamMessageExceedsMaximumErr, JSStreamNotMatchErr,
-                                    JSStreamRollupFailedF, JSStreamWrongLastMsgIDErrF,
-                                    JSStreamWrongLastSequenceErrF)
-from jsstore.stream.counters import INCR, parse_incr
 from jsstore.store.ttl import parse_msg_ttl
 from jsstore.stream import schedules
+from jsstore.stream.counters import INCR, parse_incr
+from jsstore.wire import headers
+from jsstore.wire.apierrors import (
+    JSMessageIncrDisabledErr,
+    JSMessageIncrInvalidErr,
+    JSMessageIncrMissingErr,
+    JSMessageIncrPayloadErr,
+    JSMessageTTLDisabledErr,
+    JSMessageTTLInvalidErr,
+    JSStreamExpectedLastSeqPerSubjectInvalid,
+    JSStreamHeaderExceedsMaximumErr,
+    JSStreamMessageExceedsMaximumErr,
+    JSStreamNotMatchErr,
+    JSStreamRollupFailedF,
+    JSStreamWrongLastMsgIDErrF,
+    JSStreamWrongLastSequenceErrF,
+)
 
 MSG_ID = "Nats-Msg-Id"
 EXPECTED_STREAM = "Nats-Expected-Stream"

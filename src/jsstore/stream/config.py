@@ -18,10 +18,10 @@ from typing import Iterable, Literal
 
 import msgspec
 
+from jsstore._core.subjects import filters_overlap, is_subset_match, is_valid_subject
 from jsstore.gocompat.durations import MILLISECOND, SECOND
 from jsstore.store import config as store_config
 from jsstore.stream import transform as subjtransform
-from jsstore._core.subjects import filters_overlap, is_subset_match, is_valid_subject
 from jsstore.wire import apierrors as api_errors
 
 DEFAULT_DUPLICATE_WINDOW = 120 * SECOND           # StreamDefaultDuplicatesWindow
@@ -482,6 +482,27 @@ def apply_update(new: StreamConfig) -> StreamConfig:
         cfg.deny_delete = cfg.deny_purge = True
         cfg.allow_rollup_hdrs = False
     return cfg
+
+
+def from_call(config: StreamConfig | store_config.StoreConfig | None,
+              params: dict) -> StreamConfig:
+    """The configuration an embedded call gives (``add_stream(config, **params)``): a
+    StreamConfig (or a store's StoreConfig) and/or keyword fields; nested fields (republish,
+    mirror, sources, ...) may be given as dicts."""
+    nested = {key: value for key, value in params.items()
+              if isinstance(value, dict) or (isinstance(value, list) and value
+                                             and isinstance(value[0], dict))}
+    if nested:
+        try:
+            converted = msgspec.convert(nested, StreamConfig)
+        except msgspec.ValidationError as exc:
+            raise api_errors.JSInvalidJSONErr(err=exc) from exc
+        params = {**params, **{key: getattr(converted, key) for key in nested}}
+    if config is None:
+        return StreamConfig(**params)
+    if isinstance(config, store_config.StoreConfig):    # a store's own configuration
+        config = msgspec.convert(store_config.stream_config_json(config), StreamConfig)
+    return msgspec.structs.replace(config, **params) if params else config
 
 
 def to_store_config(cfg: StreamConfig) -> store_config.StoreConfig:

@@ -19,11 +19,11 @@ the store is told not to remove by age itself.
 
 from __future__ import annotations
 
-from jsstore.gocompat.durations import SECOND, format_go_duration
-from jsstore.wire import headers as header_block
-from jsstore.stream import checks as pubchecks
-from jsstore.wire.apierrors import ApiError
 from jsstore.errors import StoreError
+from jsstore.gocompat.durations import SECOND, format_go_duration
+from jsstore.stream import checks as pubchecks
+from jsstore.wire import headers as header_block
+from jsstore.wire.apierrors import ApiError
 
 MARKER_REASON = "Nats-Marker-Reason"
 REASON_MAX_AGE = "MaxAge"

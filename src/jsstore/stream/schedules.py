@@ -34,20 +34,23 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
-from jsstore.wire import headers
 from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
-from jsstore.wire.apierrors import (JSMessageSchedulesDisabledErr,
-                                    JSMessageSchedulesPatternInvalidErr,
-                                    JSMessageSchedulesRollupInvalidErr,
-                                    JSMessageSchedulesSchedulerInvalidErr,
-                                    JSMessageSchedulesSourceInvalidErr,
-                                    JSMessageSchedulesTargetInvalidErr,
-                                    JSMessageSchedulesTimeZoneInvalidErr,
-                                    JSMessageSchedulesTTLInvalidErr, JSMessageTTLDisabledErr)
-from jsstore.stream.cron import first_fire, format_rfc3339, valid_time_zone
 from jsstore.errors import CorruptFile
-from jsstore.store.ttl import parse_msg_ttl
 from jsstore.gocompat.varints import get_uvarint, put_uvarint, put_varint, unzigzag
+from jsstore.store.ttl import parse_msg_ttl
+from jsstore.stream.cron import first_fire, format_rfc3339, valid_time_zone
+from jsstore.wire import headers
+from jsstore.wire.apierrors import (
+    JSMessageSchedulesDisabledErr,
+    JSMessageSchedulesPatternInvalidErr,
+    JSMessageSchedulesRollupInvalidErr,
+    JSMessageSchedulesSchedulerInvalidErr,
+    JSMessageSchedulesSourceInvalidErr,
+    JSMessageSchedulesTargetInvalidErr,
+    JSMessageSchedulesTimeZoneInvalidErr,
+    JSMessageSchedulesTTLInvalidErr,
+    JSMessageTTLDisabledErr,
+)
 
 SCHEDULE = "Nats-Schedule"
 SCHEDULE_TARGET = "Nats-Schedule-Target"

@@ -34,14 +34,14 @@ import base64
 import hashlib
 import logging
 
-from jsstore.wire import headers as header_block
-from jsstore.wire import apierrors as api_errors
-from jsstore.stream.counters import STREAM_SOURCE
+from jsstore._core.subjects import _subject_matches
 from jsstore.errors import StoreError
 from jsstore.gocompat.times import parse_time_ns
 from jsstore.stream.config import StreamSource
+from jsstore.stream.counters import STREAM_SOURCE
 from jsstore.stream.transform import SubjectTransform
-from jsstore._core.subjects import _subject_matches
+from jsstore.wire import apierrors as api_errors
+from jsstore.wire import headers as header_block
 
 log = logging.getLogger(__name__)
 

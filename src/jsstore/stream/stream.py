@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-
 from jsstore.errors import StoreError
+from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import SECOND
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.stream import checks as pubchecks
@@ -28,7 +28,6 @@ from jsstore.stream.config import StreamConfig
 from jsstore.stream.puback import Prepared, PubAck
 from jsstore.stream.scheduler import StreamSchedules
 from jsstore.stream.transform import SubjectTransform
-from jsstore.gocompat import json as gojson
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import headers as header_block
 
@@ -167,6 +166,61 @@ class Stream:
     def _publish_internal(self, subject: str, hdr: bytes | None, payload: bytes) -> PubAck:
         """The stream's own messages (fired schedules) through the publish path."""
         return self.publish(subject, hdr, payload, internal=True)
+
+    # -- reading and removing messages ------------------------------------------------------
+    def get_msg(self, seq: int = 0, last_by_subject: str | None = None,
+                next_by_subject: str | None = None):
+        """The stored message at seq; the last on a subject; or the first at or after seq
+        (default 1) matching next_by_subject (the STREAM.MSG.GET request's forms; the
+        caller has checked that exactly one is asked for)."""
+        try:
+            if next_by_subject:
+                return self.store.load_next_msg(next_by_subject, seq)[0]
+            if last_by_subject:
+                return self.store.load_last_msg(last_by_subject)
+            return self.store.load_msg(seq)
+        except (StoreError, ValueError) as exc:
+            raise api_errors.JSNoMessageFoundErr() from exc
+
+    def delete_msg(self, seq: int, *, no_erase: bool = False,
+                   want_subject: bool = False) -> str | None:
+        """Remove one message, erased (overwritten) unless no_erase; returns its subject
+        when `want_subject` (for the consumers), else None."""
+        cfg, store = self.config, self.store
+        if cfg.sealed:
+            raise api_errors.JSStreamSealedErr()
+        if cfg.deny_delete:
+            raise api_errors.JSStreamMsgDeleteFailedF(err="message delete not permitted")
+        if seq > store.last_seq:
+            raise api_errors.JSStreamMsgDeleteFailedF(err="stream store EOF")
+        subject = None
+        if want_subject:
+            try:
+                subject = store.load_msg(seq).subject
+            except (StoreError, ValueError):
+                subject = None
+        try:
+            removed = store.remove_msg(seq) if no_erase else store.erase_msg(seq)
+        except StoreError as exc:
+            raise api_errors.JSStreamMsgDeleteFailedF(err=str(exc)) from exc
+        if not removed:
+            raise api_errors.JSSequenceNotFoundErrF(seq=seq)
+        return subject
+
+    def purge(self, filter: str = "", seq: int = 0, keep: int = 0) -> int:
+        """Remove messages: all; or those matching filter, below seq, or all but the last
+        `keep` (per subject with a filter; not both seq and keep). Returns how many were
+        removed."""
+        if self.config.sealed:
+            raise api_errors.JSStreamSealedErr()
+        if self.config.deny_purge:
+            raise api_errors.JSStreamPurgeFailedF(err="stream purge not permitted")
+        try:
+            if filter or seq > 0 or keep > 0:
+                return self.store.purge_ex(filter, seq, keep)
+            return self.store.purge()
+        except StoreError as exc:
+            raise api_errors.JSStreamGeneralErrorF(err=str(exc)) from exc
 
     # -- the publish path ----------------------------------------------------------------
     def last_seq_for_subject(self, subject: str) -> int:

@@ -54,8 +54,8 @@ import enum
 import hashlib
 from typing import NamedTuple
 
-from jsstore.gocompat.durations import parse_go_duration
 from jsstore.gocompat import json as gojson
+from jsstore.gocompat.durations import parse_go_duration
 from jsstore.gocompat.text import trim_space, valid_text
 
 ACK_PREFIX = "$JS.ACK."
