@@ -20,6 +20,7 @@ is de-duplicated by the stream (within its duplicate window) instead of appended
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 
 import pyarrow as pa
@@ -95,14 +96,19 @@ def staging_dir(options: SourceOptions) -> str:
     return os.path.join(options.path, STAGING_DIR, options.stream)
 
 
-def stage_batches(options: SourceOptions, columns, batches) -> StagedFile:
-    directory = staging_dir(options)
-    os.makedirs(directory, exist_ok=True)
+def stage_batches(options: SourceOptions, columns, batches,
+                  directory: str | None = None) -> StagedFile:
+    """Stage a task's rows in a file of their own. With `directory` (a batch job's, made
+    by the driver) the file goes there and the task fails if the job was aborted
+    meanwhile (its directory removed), so nothing staged outlives an aborted job."""
+    if directory is None:
+        directory = staging_dir(options)
+        os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"{uuid.uuid4().hex}.arrow")
     rows = 0
     writer = None
     try:
-        with open(path, "wb") as sink:
+        with open(path, "xb") as sink:
             for batch in batches:
                 batch = batch.select(columns)
                 if writer is None:
@@ -173,18 +179,22 @@ class DirectoryWriter(DataSourceArrowWriter):
         self.options = options
         self.columns = check_input(schema)
         check_not_owned(options)
+        # this job's staging directory: made here on the driver before any task runs, and
+        # removed whole by commit or abort (a task still running after an abort fails)
+        self.job_directory = os.path.join(staging_dir(options), uuid.uuid4().hex)
+        os.makedirs(self.job_directory)
 
     def write(self, iterator):
-        return stage_batches(self.options, self.columns, iterator)
+        return stage_batches(self.options, self.columns, iterator, self.job_directory)
 
     def commit(self, messages):
         try:
             publish_staged(self.options, messages)
         finally:
-            discard(m.path for m in messages if m is not None)
+            shutil.rmtree(self.job_directory, ignore_errors=True)
 
     def abort(self, messages):
-        discard(m.path for m in messages if m is not None)
+        shutil.rmtree(self.job_directory, ignore_errors=True)
 
 
 # -- over NATS --------------------------------------------------------------------------------
