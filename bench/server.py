@@ -116,7 +116,7 @@ def raw_ceiling(port: int, n: int, label: str = "") -> float:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.recv(65536)
     config = b'{"name":"RAW","subjects":["raw.>"]}'
-    sock.sendall(b'CONNECT {"verbose":false,"headers":true}\r\nSUB _R.* 1\r\n'
+    sock.sendall(b'CONNECT {"verbose":false,"pedantic":false,"headers":true}\r\nSUB _R.* 1\r\n'
                  b'PUB $JS.API.STREAM.CREATE.RAW _R.c %d\r\n%s\r\n'
                  % (len(config), config))
     # the stream's answer, not a PONG: nats-server answers JetStream API requests on its

@@ -36,7 +36,7 @@ class Conn:
         self.client = Client(server, cid)
         self.transport = Transport()
         self.client.connection_made(self.transport)
-        self.feed(b'CONNECT {"verbose":false,"headers":true}\r\nSUB %s.* 1\r\n'
+        self.feed(b'CONNECT {"verbose":false,"pedantic":false,"headers":true}\r\nSUB %s.* 1\r\n'
                   % inbox.encode())
         self.read()
 

@@ -16,12 +16,12 @@ def test_a_client_that_does_not_read_is_dropped(tmp_path):
         loop = asyncio.get_running_loop()
         reader = socket.create_connection(("127.0.0.1", server.port))
         reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        reader.sendall(b'CONNECT {"verbose":false}\r\nSUB big 1\r\nPING\r\n')
+        reader.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\nSUB big 1\r\nPING\r\n')
         await asyncio.sleep(0.1)
         writer_r, writer_w = await asyncio.open_connection("127.0.0.1", server.port)
         await writer_r.readline()                     # INFO
         frame = b"PUB big 65536\r\n" + b"x" * 65536 + b"\r\n"
-        writer_w.write(b'CONNECT {"verbose":false}\r\n')
+        writer_w.write(b'CONNECT {"verbose":false,"pedantic":false}\r\n')
         for _ in range(200):                          # 13 MB nobody reads
             writer_w.write(frame)
             await writer_w.drain()
@@ -48,7 +48,7 @@ def test_push_consumer_follows_client_interest(tmp_path):
         assert not js.consumer_info("S", "P").push_bound
         reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
         await reader.readline()                       # INFO
-        writer.write(b'CONNECT {"verbose":false}\r\nSUB push.p 7\r\nPING\r\n')
+        writer.write(b'CONNECT {"verbose":false,"pedantic":false}\r\nSUB push.p 7\r\nPING\r\n')
         await writer.drain()
         lines = [await reader.readline() for _ in range(3)]
         bound = js.consumer_info("S", "P").push_bound

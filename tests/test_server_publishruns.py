@@ -111,7 +111,7 @@ def test_a_client_with_permissions_is_checked_per_publish(js, tmp_path):
     conn.client, conn.transport = Client(server, 1), Transport()
     conn.client.connection_made(conn.transport)
     conn.read()
-    conn.feed(b'CONNECT {"user":"u","pass":"p"}\r\nSUB _INBOX.t.* 1\r\n'
+    conn.feed(b'CONNECT {"verbose":false,"pedantic":false,"user":"u","pass":"p"}\r\nSUB _INBOX.t.* 1\r\n'
               + pub("s.a", b"yes") + pub("s.b", b"no") + pub("s.a", b"yes"))
     out = conn.read()
     assert b"Permissions Violation for Publish to \"s.b\"" in out

@@ -83,7 +83,7 @@ def test_a_pull_batch_stops_at_the_subscriptions_unsub_limit(tmp_path):
         try:
             reader, writer = await _connect(server.port)
             request = b'{"batch": 10}'
-            writer.write(b'CONNECT {"verbose":false}\r\nSUB in.1 9\r\nUNSUB 9 3\r\n'
+            writer.write(b'CONNECT {"verbose":false,"pedantic":false}\r\nSUB in.1 9\r\nUNSUB 9 3\r\n'
                          b'PUB $JS.API.CONSUMER.MSG.NEXT.S.C in.1 %d\r\n%s\r\nPING\r\n'
                          % (len(request), request))
             await writer.drain()
@@ -111,7 +111,7 @@ def test_a_streaming_publisher_gets_every_ack_in_order(tmp_path):
         await server.start()
         try:
             reader, writer = await _connect(server.port)
-            writer.write(b'CONNECT {"verbose":false}\r\nSUB acks.* 1\r\n')
+            writer.write(b'CONNECT {"verbose":false,"pedantic":false}\r\nSUB acks.* 1\r\n')
             count = 2000
             for i in range(count):
                 writer.write(b"PUB s.a acks.%d 3\r\nabc\r\n" % i)
@@ -137,7 +137,7 @@ def test_a_subscription_reaching_its_limit_does_not_hide_the_next_one(tmp_path):
         await server.start()
         try:
             reader, writer = await _connect(server.port)
-            writer.write(b'CONNECT {"verbose":false}\r\nSUB same 1\r\nUNSUB 1 1\r\n'
+            writer.write(b'CONNECT {"verbose":false,"pedantic":false}\r\nSUB same 1\r\nUNSUB 1 1\r\n'
                          b'SUB same 2\r\nPUB same 1\r\na\r\nPUB same 1\r\nb\r\n')
             await writer.drain()
             msgs = await _read_msgs(reader, 3)

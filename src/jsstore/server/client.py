@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
-import json
 import termios
 import time
 
 from jsstore._core import protocol
 from jsstore._core.subjects import _subject_matches, filters_overlap, is_literal, is_valid_subject
+from jsstore.server.connect import decode_connect
 from jsstore.server.subscriptions import Subscription
 from jsstore.wire.ackreply import ACK_PREFIX
 
@@ -187,29 +187,23 @@ class Client(asyncio.Protocol):
 
     # -- operations ---------------------------------------------------------------------------
     def _connect(self, payload: bytes) -> bool:
-        try:
-            options = json.loads(payload or b"{}")
-        except ValueError:
-            self.error_and_close("Unknown Protocol Operation")
+        options = decode_connect(payload or b"{}")
+        if options is None:         # nats-server closes the connection without an -ERR
+            self.close()
             return False
-        if not isinstance(options, dict):
-            options = {}
         permissions = self.server.authorize(options)
         if permissions is False:
             self.error_and_close(AUTHORIZATION_VIOLATION)
             return False
         self.authorized = True
         self.permissions = permissions
-        self.name = str(options.get("name") or "")
-        self.lang = str(options.get("lang") or "")
-        self.version = str(options.get("version") or "")
-        self.verbose = bool(options.get("verbose", False))
-        self.pedantic = bool(options.get("pedantic", False))
-        self.echo = bool(options.get("echo", True))
-        try:
-            self.protocol = int(options.get("protocol") or 0)
-        except (TypeError, ValueError):
-            self.protocol = 0
+        self.name = options.get("name", "")
+        self.lang = options.get("lang", "")
+        self.version = options.get("version", "")
+        self.verbose = options["verbose"]
+        self.pedantic = options["pedantic"]
+        self.echo = options["echo"]
+        self.protocol = options.get("protocol", 0)
         if self.protocol >= 1:
             # as nats-server: an INFO update telling the client which account it is in
             # (after the PONG to the first PING, as nats-server: a client's handshake
@@ -217,8 +211,11 @@ class Client(asyncio.Protocol):
             account = self.server.account_of(options.get("user"))
             self.connect_info = protocol.info_frame(self.server.info_json(
                 self.cid, connect_info=True, remote_account=account))
-        self.headers = bool(options.get("headers", False))
-        self.no_responders = bool(options.get("no_responders", False)) and self.headers
+        self.headers = options.get("headers", False)
+        self.no_responders = options.get("no_responders", False)
+        if self.no_responders and not self.headers:
+            self.error_and_close("no responders requires headers support")
+            return False
         return True
 
     def _pub(self, subject: str, reply: str | None, hdr: bytes | None, payload: bytes) -> None:
