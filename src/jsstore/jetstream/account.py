@@ -126,7 +126,9 @@ class JetStream:
         self.unrecovered: dict[str, str] = {}  # stream dirs skipped on open, and why
         self._streams: dict[str, Stream] = {}
         self._routes: dict[str, Stream] = {}  # publish subject -> the stream capturing it
-        self._lock = threading.RLock()
+        # the lock every stream and consumer runs under (reentrant): ``with js.lock:``;
+        # methods named ``..._locked`` expect it held
+        self.lock = threading.RLock()
         self._api = None  # the wire API router, made on the first request()
         self._batch_ids = itertools.count(1)   # publish_batch's batch ids
         self._sources = None  # the SourceManager, once a stream has a mirror or sources
@@ -162,12 +164,6 @@ class JetStream:
         """Whether the clock is the wall clock (timed work then runs by itself)."""
         return self.clock is time.time_ns
 
-    @property
-    def lock(self) -> threading.RLock:
-        """The lock every stream and consumer runs under (reentrant): ``with js.lock:``.
-        Methods named ``..._locked`` expect it held."""
-        return self._lock
-
     def schedule(self, at: int) -> None:
         """Some stream or consumer has timed work at `at` (Unix ns)."""
         if self._timers is not None:
@@ -194,7 +190,7 @@ class JetStream:
         with subject delete markers, due schedules — and return when more is due (Unix
         ns; None: nothing is scheduled). Runs by itself with the wall clock; with a clock
         of your own, call it."""
-        with self._lock:
+        with self.lock:
             if self.closed:
                 return None
             now = self.clock() if now is None else now
@@ -268,7 +264,7 @@ class JetStream:
         """Create a stream (nats-server's checks and defaults); creating an existing stream
         with the same configuration answers its info, with another one fails."""
         cfg = streamconfig.from_call(config, params)
-        with self._lock:
+        with self.lock:
             self.check_open()
             streamconfig.validate(cfg, existing_streams=self.other_stream_configs_locked(cfg.name))
             normalized = streamconfig.normalize(cfg)
@@ -294,7 +290,7 @@ class JetStream:
     def adopt_stream(self, config: StreamConfig, store, created: str) -> StreamInfo:
         """Make an already filled store (a restored snapshot) one of the streams; announced
         like a created stream."""
-        with self._lock:
+        with self.lock:
             self.check_open()
             if config.name in self._streams:
                 raise api_errors.JSStreamNameExistErr()
@@ -308,7 +304,7 @@ class JetStream:
     def update_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
         """Change a stream's configuration (nats-server's update checks)."""
         cfg = streamconfig.from_call(config, params)
-        with self._lock:
+        with self.lock:
             stream = self.lookup_stream_locked(cfg.name)
             streamconfig.check_update(stream.config, cfg,
                                       existing_streams=self.other_stream_configs_locked(cfg.name))
@@ -324,7 +320,7 @@ class JetStream:
 
     def delete_stream(self, name: str) -> bool:
         """Remove a stream and its messages (and its directory)."""
-        with self._lock:
+        with self.lock:
             stream = self.lookup_stream_locked(name)
             del self._streams[name]
             self._routes.clear()
@@ -340,7 +336,7 @@ class JetStream:
                     deleted_details: bool = False) -> StreamInfo:
         """Configuration and state; the deleted sequences only with deleted_details, the
         per-subject counts only for a subjects_filter."""
-        with self._lock:
+        with self.lock:
             stream = self.lookup_stream_locked(name)
             state = stream.store.state()
             if not deleted_details:
@@ -349,17 +345,17 @@ class JetStream:
             return self._info(stream, state)
 
     def stream_names(self) -> list[str]:
-        with self._lock:
+        with self.lock:
             self.check_open()
             return sorted(self._streams)
 
     def streams_info(self) -> list[StreamInfo]:
         """Every stream's info, by name."""
-        with self._lock:
+        with self.lock:
             return [self.stream_info(name) for name in self.stream_names()]
 
     def account_info(self) -> AccountInfo:
-        with self._lock:
+        with self.lock:
             self.check_open()
             memory = storage = consumers = 0
             for stream in self._streams.values():
@@ -410,7 +406,7 @@ class JetStream:
                 headers: Mapping[str, str | list[str]] | bytes | None = None) -> PubAck:
         """Store a message in the stream whose subjects capture `subject`."""
         hdr = encode_headers(headers)
-        with self._lock:
+        with self.lock:
             return self.publish_locked(self._route(subject), subject, hdr, payload)
 
     def publish_locked(self, stream: Stream, subject: str, hdr: bytes | None,
@@ -436,7 +432,7 @@ class JetStream:
         if not items:
             raise api_errors.JSAtomicPublishIncompleteBatchErr()
         batch_id = f"embedded-{next(self._batch_ids)}"
-        with self._lock:
+        with self.lock:
             stream = self._route(items[0][0])
             staged = []
             for index, (subject, payload, headers) in enumerate(items, 1):
@@ -478,7 +474,7 @@ class JetStream:
                                               and not next_by_subject) \
                 or (last_by_subject and next_by_subject):
             raise api_errors.JSBadRequestErr()
-        with self._lock:
+        with self.lock:
             msg = self.lookup_stream_locked(name).get_msg(seq, last_by_subject, next_by_subject)
         return StoredMsg(subject=msg.subject, seq=msg.seq, data=bytes(msg.msg),
                          headers=decode_headers(msg.hdr), time=msg.ts,
@@ -486,7 +482,7 @@ class JetStream:
 
     def delete_msg(self, name: str, seq: int, *, no_erase: bool = False) -> bool:
         """Remove one message; erased (overwritten) unless no_erase."""
-        with self._lock:
+        with self.lock:
             stream = self.lookup_stream_locked(name)
             subject = stream.delete_msg(seq, no_erase=no_erase,
                                         want_subject=bool(self.consumers.consumer_count(name)))
@@ -500,7 +496,7 @@ class JetStream:
         `keep` (per subject with a filter). Returns how many were removed."""
         if seq > 0 and keep > 0:
             raise api_errors.JSBadRequestErr()
-        with self._lock:
+        with self.lock:
             stream = self.lookup_stream_locked(name)
             purged = stream.purge(filter or "", seq, keep)
             self.consumers.stream_purged_locked(stream, filter or "")
@@ -514,7 +510,7 @@ class JetStream:
             if _api_factory is None:
                 raise RuntimeError("no wire API: jsstore.api is plugged in by use_api "
                                    "(importing jsstore does it)")
-            with self._lock:
+            with self.lock:
                 if self._api is None:
                     self._api = _api_factory(self)
         return self._api
@@ -542,7 +538,7 @@ class JetStream:
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
         """Stop every stream (file streams write their state for a fast reopen)."""
-        with self._lock:
+        with self.lock:
             if self.closed:
                 return
             self.closed = True
@@ -552,7 +548,7 @@ class JetStream:
             timers.stop()           # outside the lock: a tick in progress needs it
         if self._api is not None:
             self._api.close()       # pending snapshot/restore transfers
-        with self._lock:
+        with self.lock:
             self.consumers.stop_locked()
             for stream in self._streams.values():
                 stream.store.stop()
