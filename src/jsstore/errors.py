@@ -2,7 +2,7 @@
 
 The publish path of the stream layer copies these texts into API errors, so they
 must match nats-server byte for byte.  API errors (``$JS.API.*``) live apart, in
-``jsstore.api.errors``; this module is only the storage boundary.
+``jsstore.wire.apierrors``; this module is only the storage boundary.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ HighwayHash of that file in ``meta.sum``.  Opening the directory again finds tho
 Memory streams are never written to disk, as in nats-server; in memory-only mode
 (``open()``) every stream is held in memory whatever its ``storage`` says.
 
-Failures are the API errors of ``jsstore.api.errors`` that nats-server answers with, except
+Failures are the API errors of ``jsstore.wire.apierrors`` that nats-server answers with, except
 one: publishing to a subject no stream captures raises ``NoStreamResponseError``, where a NATS
 client gets "no responders" (nats-py raises its own ``NoStreamResponseError`` there).
 """

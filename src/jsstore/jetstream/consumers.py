@@ -11,7 +11,7 @@
 
 A file stream's consumers keep nats-server's ``obs/<name>/`` files (meta.inf, meta.sum,
 o.dat) and come back when the store directory is opened again.  Failures are the API
-errors nats-server answers with (``jsstore.api.errors``).
+errors nats-server answers with (``jsstore.wire.apierrors``).
 
 The lock rule (nats-server's): methods named ``..._locked`` expect the JetStream's lock
 held (``with js.lock:``); every other public method takes it.  The registry is what a

@@ -9,7 +9,7 @@ are omitted on encoding too (``omit_defaults``).  Durations are nanoseconds.
 
 ``validate`` applies nats-server's create checks (``checkStreamCfg`` and the stream create
 handler), ``check_update`` its update checks (``configUpdateCheck``); both raise the API
-error classes of ``jsstore.api.errors`` with nats-server's codes and texts.
+error classes of ``jsstore.wire.apierrors`` with nats-server's codes and texts.
 """
 
 from __future__ import annotations
