@@ -243,8 +243,16 @@ def test_msg_delete(js):
     response_type = "stream_msg_delete_response"
     assert call(js, delete, {"seq": 2}) == {"type": T + response_type, "success": True}
     assert call(js, delete, {"seq": 3, "no_erase": True})["success"] is True
+    # a message that is not there: as nats-server's store of the kind answers
+    # (tests/test_server_msg_delete.py holds both to nats-server)
     assert_error(call(js, delete, {"seq": 2}), response_type, 400, 10043)
     assert call(js, delete, {"seq": 2})["error"]["description"] == "sequence 2 not found"
+    if js.directory is not None:
+        assert call(js, delete, {"seq": 9})["error"]["description"] == "stream store EOF"
+        assert_error(call(js, delete, {"seq": 0}), response_type, 500, 10057)
+    else:
+        assert call(js, delete, {"seq": 9})["error"]["description"] == "sequence 9 not found"
+        assert_error(call(js, delete, {"seq": 0}), response_type, 400, 10043)
     assert_error(call(js, delete, b""), response_type, 400, 10003)
     assert_error(call(js, delete, b"{}"), response_type, 400, 10003)
     assert_error(call(js, delete, b"{bad"), response_type, 400, 10025)

@@ -321,7 +321,5 @@ class StreamApi:
         if is_empty_request(payload):
             raise api_errors.JSBadRequestErr()
         request = requests.decode(payload, requests.MSG_DELETE, schemas.MsgDeleteRequest)
-        if request.seq == 0:
-            raise api_errors.JSStreamMsgDeleteFailedF(err="no message found")
         self.js.delete_msg(name, request.seq, no_erase=request.no_erase)
         return schemas.SuccessResponse(type=response_type)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from jsstore.errors import StoreError
+from jsstore.errors import MsgNotFound, StoreEOF, StoreError
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import SECOND
 from jsstore.gocompat.times import rfc3339_nano
+from jsstore.store.contract import FILE_STORAGE
 from jsstore.stream import checks as pubchecks
 from jsstore.stream import counters, expiry, retention
 from jsstore.stream.batches import BatchView
@@ -185,14 +186,18 @@ class Stream:
     def delete_msg(self, seq: int, *, no_erase: bool = False,
                    want_subject: bool = False) -> str | None:
         """Remove one message, erased (overwritten) unless no_erase; returns its subject
-        when `want_subject` (for the consumers), else None."""
+        when `want_subject` (for the consumers), else None. A message that is not there
+        fails as nats-server's store of the same kind fails: a file store with "stream
+        store EOF" past the last sequence, "no message found" below the first, "sequence N
+        not found" between them; a memory store with "sequence N not found"."""
         cfg, store = self.config, self.store
         if cfg.sealed:
             raise api_errors.JSStreamSealedErr()
         if cfg.deny_delete:
             raise api_errors.JSStreamMsgDeleteFailedF(err="message delete not permitted")
-        if seq > store.last_seq:
-            raise api_errors.JSStreamMsgDeleteFailedF(err="stream store EOF")
+        in_file = store.type() == FILE_STORAGE
+        if in_file and seq > store.last_seq:
+            raise api_errors.JSStreamMsgDeleteFailedF(err=StoreEOF.text)
         subject = None
         if want_subject:
             try:
@@ -200,10 +205,13 @@ class Stream:
             except (StoreError, ValueError):
                 subject = None
         try:
-            removed = store.remove_msg(seq) if no_erase else store.erase_msg(seq)
+            removed = 0 < seq <= store.last_seq and (store.remove_msg(seq) if no_erase
+                                                     else store.erase_msg(seq))
         except StoreError as exc:
             raise api_errors.JSStreamMsgDeleteFailedF(err=str(exc)) from exc
         if not removed:
+            if in_file and seq < store.first_seq:   # no block holds it any more
+                raise api_errors.JSStreamMsgDeleteFailedF(err=MsgNotFound.text)
             raise api_errors.JSSequenceNotFoundErrF(seq=seq)
         return subject
 
