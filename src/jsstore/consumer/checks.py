@@ -14,6 +14,7 @@ import msgspec
 from jsstore._core.subjects import filters_overlap, is_literal, is_subset_match, is_valid_subject
 from jsstore.consumer.config import (
     ACK_POLICIES,
+    DEFAULT_INACTIVE_THRESHOLD,
     DELIVER_POLICIES,
     FLOW_CONTROL_HEARTBEAT,
     MAX_DESCRIPTION_LEN,
@@ -32,7 +33,6 @@ from jsstore.consumer.config import (
     ServerLimits,
     consumer_limits_of,
     is_durable,
-    with_ephemeral_threshold,
     with_zero_values,
 )
 from jsstore.gocompat import json as gojson
@@ -413,9 +413,13 @@ def check_update(old: ConsumerConfig, new: ConsumerConfig,
 
 def apply_update(old: ConsumerConfig, new: ConsumerConfig) -> ConsumerConfig:
     """The configuration nats-server keeps after an accepted update of `old` to `new`: the
-    pause time in UTC, an ephemeral's inactive threshold back to its default when unset."""
-    del old
-    out = with_ephemeral_threshold(new)
+    pause time in UTC, and the 5 s default inactive threshold when none is given and the
+    consumer is an ephemeral one -- as it was before the update (updateInactiveThreshold
+    asks the consumer, whose configuration is still `old`): an ephemeral made durable by
+    DURABLE.CREATE keeps a threshold."""
+    out = new
+    if not is_durable(old) and new.inactive_threshold <= 0:
+        out = msgspec.structs.replace(new, inactive_threshold=DEFAULT_INACTIVE_THRESHOLD)
     if out.pause_until is not None:
         out = msgspec.structs.replace(out, pause_until=utc_text(out.pause_until))
     return out
