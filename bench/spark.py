@@ -2,7 +2,8 @@
 
     python bench/spark.py [--n 1000000] [--reps 3] [--dir DIR] [--json FILE] [--skip-nats]
 
-One local[2] session runs every measurement; each figure is the median of --reps runs.
+One local[2] session runs every measurement; each figure is the median of --reps runs, and
+the jsstore and Parquet sides of a comparison run in turn, after a warm-up of both.
 Workload (bench/data.py): N messages of 128 random bytes on 1,000 subjects, stored by
 jsstore's FileStore (8 MiB blocks) and the same rows written as Parquet by Spark.
 
@@ -55,6 +56,7 @@ from natsserver import nats_server, nats_server_binary  # noqa: E402
 STREAM = "BENCH"
 CHUNK = 1000                      # messages per store_batch call (one timestamp each)
 RUN = 1000                        # the "runs" layout: consecutive messages per subject
+WARMUP = 5                        # full reads of each kind before anything is timed
 NATS_N = 200_000                  # messages read over NATS by both readers
 HEADERLESS = "seq BIGINT, subject STRING, time TIMESTAMP, time_ns BIGINT, data BINARY"
 DATALESS = ("seq BIGINT, subject STRING, time TIMESTAMP, time_ns BIGINT, "
@@ -68,6 +70,18 @@ def median_time(fn, reps: int) -> float:
         fn()
         times.append(time.perf_counter() - started)
     return statistics.median(times)
+
+
+def paired_medians(first, second, reps: int) -> tuple[float, float]:
+    """Medians of two measurements taken in turn (first, second, first, ...), so that the
+    load of the machine and the JVM's compilation so far weigh on both alike."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(reps):
+        for fn, out in ((first, times[0]), (second, times[1])):
+            started = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - started)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def build_store(directory: str, n: int, layout: str) -> None:
@@ -160,12 +174,15 @@ def main(argv=None) -> int:
         base = stores["interleaved"]
         parquet = os.path.join(root, "parquet")
         jsstore_df(spark, base).write.parquet(parquet)
-        noop(jsstore_df(spark, base))               # warm the Python workers
-        noop(spark.read.parquet(parquet))
+        # warm the Python workers and the JIT: the first reads of either kind run up to
+        # twice as long as the later ones while the JVM compiles the row conversion
+        for _ in range(WARMUP):
+            noop(jsstore_df(spark, base))
+            noop(spark.read.parquet(parquet))
 
         print("full read into noop", flush=True)
-        full_js = median_time(lambda: noop(jsstore_df(spark, base)), args.reps)
-        full_pq = median_time(lambda: noop(spark.read.parquet(parquet)), args.reps)
+        full_js, full_pq = paired_medians(lambda: noop(jsstore_df(spark, base)),
+                                          lambda: noop(spark.read.parquet(parquet)), args.reps)
         report("jsstore full read", full_js)
         report("parquet full read", full_pq)
         report("ratio jsstore/parquet speed (target >= 0.8)", full_pq / full_js, "x")
@@ -212,8 +229,9 @@ def main(argv=None) -> int:
             for name, condition, scan in (
                     ("one subject", subject, ScanFilter(exact={chosen})),
                     ("5% window", window, ScanFilter(time_low=low, time_high=high))):
-                t_js = median_time(lambda: noop(jsstore_df(spark, directory).filter(condition)), args.reps)
-                t_pq = median_time(lambda: noop(spark.read.parquet(pq_dir).filter(condition)), args.reps)
+                t_js, t_pq = paired_medians(
+                    lambda: noop(jsstore_df(spark, directory).filter(condition)),
+                    lambda: noop(spark.read.parquet(pq_dir).filter(condition)), args.reps)
                 report(f"{layout}: {name}: jsstore", t_js)
                 report(f"{layout}: {name}: parquet", t_pq)
                 report(f"{layout}: {name}: speed ratio (target >= 3)", t_pq / t_js, "x")
