@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from jsstore._core.arrowblock import COLUMNS, BlockColumns
 from jsstore._core.deliveries import next_records
+
 from jsstore.spark.arrow import STREAM_COLUMNS, arrow_schema, record_batch
 
 HEADERS = b"NATS/1.0\r\nTag: a\r\nTag: b\r\n\r\n"
