@@ -2,7 +2,8 @@
 
     python bench/spark.py [--n 1000000] [--reps 3] [--dir DIR] [--json FILE] [--skip-nats]
 
-One local[2] session runs every measurement; each figure is the median of --reps runs.
+One local[2] session runs every measurement; each figure is the median of --reps runs, and
+the jsstore and Parquet sides of a comparison run in turn, after a warm-up of both.
 Workload (bench/data.py): N messages of 128 random bytes on 1,000 subjects, stored by
 jsstore's FileStore (8 MiB blocks) and the same rows written as Parquet by Spark.
 
@@ -12,8 +13,8 @@ jsstore's FileStore (8 MiB blocks) and the same rows written as Parquet by Spark
   one subject    subject = <one of 1,000> and a 5% time window: jsstore vs Parquet
                  (target >= 3x, bytes read <= 20% of a full scan); subjects interleaved
                  (message i on subject i % 1000) and in runs (1,000 messages each)
-  over NATS      the stream served by jsstore serve: Spark over NATS vs one nats-py ordered
-                 consumer (target >= 5x)
+  over NATS      the stream served by jsstore serve, then by nats-server: Spark over NATS
+                 vs one nats-py ordered consumer on the same server (target >= 5x)
   write          N rows written into a stream vs Spark writing the same rows as Parquet
 Timing assertions live nowhere: this prints figures and ratios.
 """
@@ -50,11 +51,16 @@ from jsstore.spark.directory import partition_batches  # noqa: E402
 from jsstore.spark.planning import plan  # noqa: E402
 from jsstore.spark.scan import ScanFilter  # noqa: E402
 from jsstoreserver import jsstore_server  # noqa: E402
+from natsserver import nats_server, nats_server_binary  # noqa: E402
 
 STREAM = "BENCH"
 CHUNK = 1000                      # messages per store_batch call (one timestamp each)
 RUN = 1000                        # the "runs" layout: consecutive messages per subject
+WARMUP = 5                        # full reads of each kind before anything is timed
 NATS_N = 200_000                  # messages read over NATS by both readers
+HEADERLESS = "seq BIGINT, subject STRING, time TIMESTAMP, time_ns BIGINT, data BINARY"
+DATALESS = ("seq BIGINT, subject STRING, time TIMESTAMP, time_ns BIGINT, "
+            "headers MAP<STRING, ARRAY<STRING>>")
 
 
 def median_time(fn, reps: int) -> float:
@@ -64,6 +70,18 @@ def median_time(fn, reps: int) -> float:
         fn()
         times.append(time.perf_counter() - started)
     return statistics.median(times)
+
+
+def paired_medians(first, second, reps: int) -> tuple[float, float]:
+    """Medians of two measurements taken in turn (first, second, first, ...), so that the
+    load of the machine and the JVM's compilation so far weigh on both alike."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(reps):
+        for fn, out in ((first, times[0]), (second, times[1])):
+            started = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - started)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def build_store(directory: str, n: int, layout: str) -> None:
@@ -156,12 +174,15 @@ def main(argv=None) -> int:
         base = stores["interleaved"]
         parquet = os.path.join(root, "parquet")
         jsstore_df(spark, base).write.parquet(parquet)
-        noop(jsstore_df(spark, base))               # warm the Python workers
-        noop(spark.read.parquet(parquet))
+        # warm the Python workers and the JIT: the first reads of either kind run up to
+        # twice as long as the later ones while the JVM compiles the row conversion
+        for _ in range(WARMUP):
+            noop(jsstore_df(spark, base))
+            noop(spark.read.parquet(parquet))
 
         print("full read into noop", flush=True)
-        full_js = median_time(lambda: noop(jsstore_df(spark, base)), args.reps)
-        full_pq = median_time(lambda: noop(spark.read.parquet(parquet)), args.reps)
+        full_js, full_pq = paired_medians(lambda: noop(jsstore_df(spark, base)),
+                                          lambda: noop(spark.read.parquet(parquet)), args.reps)
         report("jsstore full read", full_js)
         report("parquet full read", full_pq)
         report("ratio jsstore/parquet speed (target >= 0.8)", full_pq / full_js, "x")
@@ -171,11 +192,21 @@ def main(argv=None) -> int:
                median_time(lambda: core_only(base, STREAM_COLUMNS, 65536), args.reps))
         report("core, seq column only, no Spark",
                median_time(lambda: core_only(base, ["seq"], 65536), args.reps))
+        report("spark: a query with every block pruned (fixed cost per query)",
+               median_time(lambda: noop(jsstore_df(spark, base).filter("seq > 100000000000")),
+                           args.reps))
+        report("parquet: a query with every row group pruned",
+               median_time(lambda: noop(spark.read.parquet(parquet).filter("seq > 100000000000")),
+                           args.reps))
+        report("spark: every column but headers",
+               median_time(lambda: noop(jsstore_df(spark, base, HEADERLESS)), args.reps))
+        report("spark: every column but data",
+               median_time(lambda: noop(jsstore_df(spark, base, DATALESS)), args.reps))
         report("spark: seq, subject only (projection by schema)",
                median_time(lambda: noop(jsstore_df(spark, base, "seq BIGINT, subject STRING")), args.reps))
         report("parquet: seq, subject only",
                median_time(lambda: noop(spark.read.parquet(parquet).select("seq", "subject")), args.reps))
-        for rows in (8192, 262144):
+        for rows in (8192, 32768, 65536, 262144):
             report(f"spark: batch_rows {rows}",
                    median_time(lambda: noop(jsstore_df(spark, base, batch_rows=rows)), args.reps))
         for size in (16 << 20, 64 << 20, 256 << 20):
@@ -198,8 +229,9 @@ def main(argv=None) -> int:
             for name, condition, scan in (
                     ("one subject", subject, ScanFilter(exact={chosen})),
                     ("5% window", window, ScanFilter(time_low=low, time_high=high))):
-                t_js = median_time(lambda: noop(jsstore_df(spark, directory).filter(condition)), args.reps)
-                t_pq = median_time(lambda: noop(spark.read.parquet(pq_dir).filter(condition)), args.reps)
+                t_js, t_pq = paired_medians(
+                    lambda: noop(jsstore_df(spark, directory).filter(condition)),
+                    lambda: noop(spark.read.parquet(pq_dir).filter(condition)), args.reps)
                 report(f"{layout}: {name}: jsstore", t_js)
                 report(f"{layout}: {name}: parquet", t_pq)
                 report(f"{layout}: {name}: speed ratio (target >= 3)", t_pq / t_js, "x")
@@ -209,18 +241,25 @@ def main(argv=None) -> int:
         if not args.skip_nats:
             count = min(NATS_N, args.n)
             print(f"over NATS, {count:,} messages", flush=True)
-            served = os.path.join(root, "served")
-            shutil.copytree(base, served)
-            with jsstore_server(served) as server:
-                over = lambda: noop(spark.read.format("jsstore").option("url", server.url)
-                                    .option("stream", STREAM).option("nats_partition_messages", count // 4)
-                                    .load().filter(f"seq <= {count}"))
-                over()
-                t_nats = median_time(over, args.reps)
-                t_py = median_time(lambda: asyncio.run(nats_py_ordered(server.url, count)), args.reps)
-            report("spark over NATS (jsstore serve)", t_nats)
-            report("nats-py ordered consumer", t_py)
-            report("ratio over NATS / nats-py (target >= 5)", t_py / t_nats, "x")
+            for kind, start in (("jsstore serve", jsstore_server), ("nats-server", nats_server)):
+                if kind == "nats-server" and nats_server_binary() is None:
+                    print("  nats-server: not installed, skipped", flush=True)
+                    continue
+                served = os.path.join(root, "served-" + kind.split()[0])
+                shutil.copytree(base, served)
+                with start(served) as server:
+                    over = lambda: noop(spark.read.format("jsstore").option("url", server.url)
+                                        .option("stream", STREAM)
+                                        .option("nats_partition_messages", count // 4)
+                                        .load().filter(f"seq <= {count}"))
+                    over()
+                    t_nats = median_time(over, args.reps)
+                    t_py = median_time(lambda: asyncio.run(nats_py_ordered(server.url, count)),
+                                       args.reps)
+                report(f"spark over NATS ({kind})", t_nats)
+                report(f"nats-py ordered consumer ({kind})", t_py)
+                report(f"ratio over NATS / nats-py, {kind} (target >= 5)", t_py / t_nats, "x")
+                shutil.rmtree(served, ignore_errors=True)
 
         print(f"writing {args.n:,} rows", flush=True)
         rows = spark.read.parquet(parquet).select("subject", "data").cache()

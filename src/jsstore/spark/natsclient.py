@@ -1,12 +1,13 @@
 """A small blocking NATS client for Spark tasks: what reading and writing a stream needs,
-with no Python object per message beyond the frame's bytes.
+with no Python object per message read.
 
 Spark runs many short tasks in worker processes; each opens one connection, does one
 job (read a sequence range, publish a partition) and closes it.  Reading uses a pull
 consumer with no acks, bounded to the task's range: both jsstore serve and nats-server
 speak it, with or without `allow_direct` on the stream.  Each delivered message carries its
-stream sequence and timestamp in its ack subject; the message is re-encoded as a block
-record, so the Cython core that reads block files (filters and Arrow columns) reads it too.
+stream sequence and timestamp in its ack subject; the core (jsstore._core.deliveries) turns
+the delivery frames of the bytes read straight into block records, so the Cython core that
+reads block files (filters and Arrow columns) reads them too.
 
 Publishing pipelines HPUB frames with a reply inbox per message, `window` awaiting acks at
 a time, and checks every PubAck.
@@ -17,18 +18,17 @@ from __future__ import annotations
 import datetime
 import json
 import socket
-import struct
 import uuid
 from urllib.parse import urlparse
 
+from jsstore._core.deliveries import next_records
 from jsstore.spark.options import SourceOptions
 
 CRLF = b"\r\n"
 CONNECT_TIMEOUT = 10.0
 REQUEST_TIMEOUT = 10.0
 READ_SIZE = 1 << 20
-RECORD_HEAD = struct.Struct("<IQqH")        # record length (+ header bit), seq, ts, subject length
-HEADER_BIT = 0x80000000
+CHUNK_BYTES = 4 << 20             # block records handed out at a time by fetch_records
 STATUS_NO_MESSAGES = (b"404", b"408", b"409")
 INACTIVE_THRESHOLD_NS = 30_000_000_000
 PULLS_IN_FLIGHT = 2
@@ -216,12 +216,13 @@ def server_filters(scan) -> list[str]:
     return []
 
 
-def fetch_records(options: SourceOptions, stream: str, low: int, high: int, filters) -> bytearray:
+def fetch_records(options: SourceOptions, stream: str, low: int, high: int, filters,
+                  chunk_bytes: int = CHUNK_BYTES):
     """The messages of `stream` with sequences in [low, high] matching `filters`, as block
-    records (no hash) in one buffer."""
-    out = bytearray()
+    records (no hash): buffers of about `chunk_bytes` each, in sequence order, handed out
+    while the rest is still being fetched."""
     if low > high:
-        return out
+        return
     config = {"deliver_policy": "by_start_sequence", "opt_start_seq": low, "ack_policy": "none",
               "replay_policy": "instant", "inactive_threshold": INACTIVE_THRESHOLD_NS,
               "mem_storage": True, "num_replicas": 1, "max_waiting": 16}
@@ -233,62 +234,68 @@ def fetch_records(options: SourceOptions, stream: str, low: int, high: int, filt
         created = conn.request(f"$JS.API.CONSUMER.CREATE.{stream}",
                                {"stream_name": stream, "config": config})
         consumer = created["name"]
-        next_subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}"
-        batch = options.nats_batch
-        pull = json.dumps({"batch": batch, "no_wait": True}).encode()
-        last = low - 1
         try:
-            # PULLS_IN_FLIGHT requests at a time: the server fills the next batch while
-            # this task decodes the current one; each request ends after `batch` messages
-            # or with a status (404/408: nothing more)
-            for _ in range(PULLS_IN_FLIGHT):
-                conn.publish(next_subject, pull, f"{conn.inbox}.m")
-            in_flight, received = PULLS_IN_FLIGHT, 0
-            while in_flight:
-                subject, reply, headers, payload = conn.next_message()
-                if reply is None or not reply.startswith(b"$JS.ACK."):
-                    status = headers[9:12] if headers else b""
-                    if status == b"100":                # heartbeat
-                        continue
-                    in_flight, received = in_flight - 1, 0
-                    if status in STATUS_NO_MESSAGES:
-                        last = high                    # the stream has nothing more
-                    continue
-                seq, ts = _ack_metadata(reply)
-                if seq <= high:
-                    last = seq
-                    _append_record(out, seq, ts, subject, headers, payload)
-                else:
-                    last = high
-                received += 1
-                if last >= high:
-                    break                  # what is still in flight is skipped by request()
-                if received == batch:
-                    in_flight, received = in_flight - 1, 0
-                    if last < high:
-                        conn.publish(next_subject, pull, f"{conn.inbox}.m")
-                        in_flight += 1
+            yield from _pull_range(conn, f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}",
+                                   low, high, options.nats_batch, chunk_bytes)
         finally:
             try:
                 conn.request(f"$JS.API.CONSUMER.DELETE.{stream}.{consumer}", b"")
             except (NatsError, OSError):
                 pass
-    return out
 
 
-def _append_record(out: bytearray, seq: int, ts: int, subject: bytes, headers, payload) -> None:
-    if headers:
-        length = 22 + len(subject) + 4 + len(headers) + len(payload) + 8
-        out += RECORD_HEAD.pack(length | HEADER_BIT, seq, ts, len(subject))
-        out += subject
-        out += struct.pack("<I", len(headers))
-        out += headers
-    else:
-        length = 22 + len(subject) + len(payload) + 8
-        out += RECORD_HEAD.pack(length, seq, ts, len(subject))
-        out += subject
-    out += payload
-    out += b"\0" * 8
+def _pull_range(conn: Connection, next_subject: str, low: int, high: int, batch: int,
+                chunk_bytes: int):
+    """Pull deliveries until the range ends, as buffers of block records.
+
+    PULLS_IN_FLIGHT requests at a time: the server fills the next batch while this task
+    decodes the current one; each request ends after `batch` messages or with a status
+    (404/408: nothing more).  The core (jsstore._core.deliveries) turns every delivery
+    frame in the bytes read into a record; only the other frames come back here."""
+    pull = json.dumps({"batch": batch, "no_wait": True}).encode()
+    inbox = f"{conn.inbox}.m"
+    for _ in range(PULLS_IN_FLIGHT):
+        conn.publish(next_subject, pull, inbox)
+    in_flight, received, last = PULLS_IN_FLIGHT, 0, low - 1
+    exhausted = False                  # a request was answered "nothing more"
+    out = bytearray()
+    while in_flight:
+        consumed, appended, last_appended, event = next_records(conn.buffer, 0, out, high)
+        del conn.buffer[:consumed]
+        if appended:
+            last = last_appended
+            received += appended
+            while received >= batch:            # requests served in full
+                in_flight, received = in_flight - 1, received - batch
+                if last < high and not exhausted:
+                    conn.publish(next_subject, pull, inbox)
+                    in_flight += 1
+            if last >= high:
+                break                  # what is still in flight is skipped by request()
+        if len(out) >= chunk_bytes:
+            yield out
+            out = bytearray()
+        if event is None:
+            conn._fill()
+        elif isinstance(event, int):
+            break                      # past the range
+        elif isinstance(event, bytes):
+            if event.startswith(b"PING"):
+                conn.sock.sendall(b"PONG" + CRLF)
+            elif event.startswith(b"-ERR"):
+                raise NatsError(event.decode(errors="replace"))
+        else:
+            headers = event[2]
+            status = headers[9:12] if headers else b""
+            if status == b"100":                # heartbeat
+                continue
+            # a request ended early; the others in flight still answer (nats-server
+            # may end one with 408 Requests Pending while an earlier one delivers)
+            in_flight, received = in_flight - 1, 0
+            if status in STATUS_NO_MESSAGES:
+                exhausted = True
+    if out:
+        yield out
 
 
 # -- publishing --------------------------------------------------------------------------------

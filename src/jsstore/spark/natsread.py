@@ -4,7 +4,8 @@ not share a disk with the server.
 The driver asks the server for the stream's state and cuts [first_seq, last_seq] (the
 snapshot) into ranges of `nats_partition_messages` sequences, narrowed by pushed-down
 sequence filters; each task fetches its range through a pull consumer bounded to it
-(jsstore.spark.natsclient) and the core builds the Arrow columns and applies the filters.
+(jsstore.spark.natsclient), and the core builds the Arrow columns and applies the filters
+to each chunk of records as it arrives, while the rest is still being fetched.
 """
 
 from __future__ import annotations
@@ -35,17 +36,20 @@ def plan_ranges(first: int, last: int, scan: ScanFilter, size: int) -> list[Sequ
 
 def range_batches(options: SourceOptions, stream: str, low: int, high: int, scan: ScanFilter,
                   columns):
-    records = natsclient.fetch_records(options, stream, low, high, natsclient.server_filters(scan))
     schema = arrow_schema(columns)
-    walker = BlockColumns(records, column_bits(columns), low, high, scan.time_low,
-                          scan.time_high, None, scan.predicate())
-    while True:
-        out = walker.next_batch(options.batch_rows)
-        if out is None:
-            return
-        rows, buffers = out
-        if rows:
-            yield record_batch(columns, schema, rows, buffers)
+    bits = column_bits(columns)
+    predicate = scan.predicate()
+    for records in natsclient.fetch_records(options, stream, low, high,
+                                            natsclient.server_filters(scan)):
+        walker = BlockColumns(records, bits, low, high, scan.time_low, scan.time_high, None,
+                              predicate)
+        while True:
+            out = walker.next_batch(options.batch_rows)
+            if out is None:
+                break
+            rows, buffers = out
+            if rows:
+                yield record_batch(columns, schema, rows, buffers)
 
 
 class NatsReader(DataSourceReader):

@@ -1,0 +1,185 @@
+# cython: freethreading_compatible = False
+"""JetStream deliveries read off a client connection, turned into block records (for the
+Spark data source reading over NATS: jsstore.spark.natsclient), with no Python object per
+message.
+
+next_records(buffer, start, out, high) walks the complete MSG / HMSG frames of
+buffer[start:].  A JetStream delivery (its reply subject is an ack subject, `$JS.ACK.`...,
+which carries the stream sequence and the timestamp) with a sequence <= high is appended to
+`out` as a message record in the block layout (jsstore._core.record: length with the header
+bit, seq, ts, subject length, subject, header length and header block when there is one,
+payload, an 8-byte hash left zero), which BlockColumns reads like a block file.  The walk
+stops, and returns, at the first of:
+
+  - the end of the complete frames: event None (read more bytes, call again);
+  - a control line (PING, PONG, +OK, -ERR ..., INFO ...): event is the line (bytes);
+  - a message that is not a delivery (a status such as 404 / 408 / 100, an answer to a
+    request): event (subject, reply or None, header block or None, payload), all bytes;
+  - a delivery with a sequence above `high`: event is that sequence (int).
+
+It returns (position after the last frame consumed, deliveries appended, the last sequence
+appended or 0, event).
+"""
+
+from libc.string cimport memchr, memcmp, memcpy, memset
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
+
+cdef enum:
+    MAX_TOKENS = 6                # HMSG <subject> <sid> <reply> <hdr size> <total size>
+    HEAD_SIZE = 22                # u32 length, u64 seq, i64 ts, u16 subject length
+    HASH_SIZE = 8
+
+cdef uint32_t HEADER_BIT = 0x80000000u
+cdef const char* ACK_PREFIX = b"$JS.ACK."
+
+
+cdef inline bint _blank(uint8_t c) noexcept nogil:
+    return c == 32 or c == 9
+
+
+cdef int64_t _number(const uint8_t* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    """A non-negative decimal of digits only that fits an int64, or -1."""
+    cdef uint64_t n = 0
+    cdef Py_ssize_t i
+    if end <= start or end - start > 19:
+        return -1
+    for i in range(start, end):
+        if s[i] < 48 or s[i] > 57:
+            return -1
+        n = n * 10 + (s[i] - 48)
+    if n > <uint64_t>0x7fffffffffffffff:
+        return -1
+    return <int64_t>n
+
+
+cdef int _ack_metadata(const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                       int64_t* seq, int64_t* ts) noexcept nogil:
+    """Sequence and timestamp of an ack subject (v1: 9 tokens, v2: domain and account hash
+    after $JS.ACK); 0 on success, -1 when it is not one."""
+    cdef Py_ssize_t starts[16]
+    cdef Py_ssize_t ends[16]
+    cdef int count = 0, seq_token, ts_token
+    cdef Py_ssize_t i, at = start
+    if end - start < 8 or memcmp(s + start, ACK_PREFIX, 8) != 0:
+        return -1
+    for i in range(start, end + 1):
+        if i == end or s[i] == 46:
+            if count == 16:
+                return -1
+            starts[count] = at
+            ends[count] = i
+            count += 1
+            at = i + 1
+    if count == 9:
+        seq_token, ts_token = 5, 7
+    elif count >= 11:
+        seq_token, ts_token = 7, 9
+    else:
+        return -1
+    seq[0] = _number(s, starts[seq_token], ends[seq_token])
+    ts[0] = _number(s, starts[ts_token], ends[ts_token])
+    if seq[0] < 0 or ts[0] < 0:
+        return -1
+    return 0
+
+
+cdef int _append_record(bytearray out, int64_t seq, int64_t ts, const uint8_t* subject,
+                        Py_ssize_t subject_len, const uint8_t* header, Py_ssize_t header_len,
+                        const uint8_t* payload, Py_ssize_t payload_len) except -1:
+    cdef Py_ssize_t length = HEAD_SIZE + subject_len + payload_len + HASH_SIZE
+    cdef Py_ssize_t old = PyByteArray_GET_SIZE(out)
+    cdef uint32_t head_length, header_len32
+    cdef uint64_t useq = <uint64_t>seq
+    cdef uint16_t subject_len16
+    cdef uint8_t* p
+    if header_len:
+        length += 4 + header_len
+    PyByteArray_Resize(out, old + length)
+    p = <uint8_t*>PyByteArray_AS_STRING(out) + old
+    head_length = <uint32_t>length | (HEADER_BIT if header_len else 0)
+    memcpy(p, &head_length, 4)
+    memcpy(p + 4, &useq, 8)
+    memcpy(p + 12, &ts, 8)
+    subject_len16 = <uint16_t>subject_len
+    memcpy(p + 20, &subject_len16, 2)
+    p += HEAD_SIZE
+    memcpy(p, subject, subject_len)
+    p += subject_len
+    if header_len:
+        header_len32 = <uint32_t>header_len
+        memcpy(p, &header_len32, 4)
+        memcpy(p + 4, header, header_len)
+        p += 4 + header_len
+    memcpy(p, payload, payload_len)
+    memset(p + payload_len, 0, HASH_SIZE)
+    return 0
+
+
+
+def next_records(bytearray buffer, Py_ssize_t start, bytearray out, uint64_t high):
+    """(position, deliveries appended, last sequence appended, event): see the module."""
+    cdef const uint8_t* s = <const uint8_t*>PyByteArray_AS_STRING(buffer)
+    cdef Py_ssize_t n = PyByteArray_GET_SIZE(buffer)
+    cdef Py_ssize_t pos = start, eol, line_end, i, at, body, total, header_size
+    cdef Py_ssize_t starts[MAX_TOKENS]
+    cdef Py_ssize_t ends[MAX_TOKENS]
+    cdef int count, reply_token
+    cdef bint headers
+    cdef const uint8_t* found
+    cdef int64_t seq = 0, ts = 0
+    cdef uint64_t last = 0
+    cdef Py_ssize_t appended = 0
+    cdef object reply
+    while pos < n:
+        found = <const uint8_t*>memchr(s + pos, 10, n - pos)
+        if found == NULL:
+            break
+        eol = found - s
+        line_end = eol
+        if line_end > pos and s[line_end - 1] == 13:
+            line_end -= 1
+        headers = line_end - pos >= 5 and memcmp(s + pos, b"HMSG ", 5) == 0
+        if not headers and not (line_end - pos >= 4 and memcmp(s + pos, b"MSG ", 4) == 0):
+            return eol + 1, appended, last, bytes(s[pos:line_end])
+        # split the arguments
+        count = 0
+        i = pos + (5 if headers else 4)
+        while i < line_end:
+            while i < line_end and _blank(s[i]):
+                i += 1
+            if i >= line_end:
+                break
+            if count == MAX_TOKENS:
+                raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
+            at = i
+            while i < line_end and not _blank(s[i]):
+                i += 1
+            starts[count] = at
+            ends[count] = i
+            count += 1
+        if count != (5 if headers else 4) and count != (4 if headers else 3):
+            raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
+        total = _number(s, starts[count - 1], ends[count - 1])
+        header_size = _number(s, starts[count - 2], ends[count - 2]) if headers else 0
+        if total < 0 or header_size < 0 or header_size > total:
+            raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
+        body = eol + 1
+        if body + total + 2 > n:
+            break                     # the frame is not complete yet
+        reply_token = 2 if count == (5 if headers else 4) else -1
+        if reply_token > 0 and _ack_metadata(s, starts[2], ends[2], &seq, &ts) == 0:
+            pos = body + total + 2
+            if <uint64_t>seq > high:
+                return pos, appended, last, seq
+            _append_record(out, seq, ts, s + starts[0], ends[0] - starts[0],
+                           s + body, header_size, s + body + header_size, total - header_size)
+            appended += 1
+            last = <uint64_t>seq
+            continue
+        reply = bytes(s[starts[2]:ends[2]]) if reply_token > 0 else None
+        return (body + total + 2, appended, last,
+                (bytes(s[starts[0]:ends[0]]), reply,
+                 bytes(s[body:body + header_size]) if headers else None,
+                 bytes(s[body + header_size:body + total])))
+    return pos, appended, last, None
