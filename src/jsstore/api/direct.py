@@ -33,7 +33,7 @@ from jsstore.api import requests
 from jsstore.errors import StoreError, TooManyResults
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
-from jsstore.wire.api import api_level_too_high
+from jsstore.wire.api import REQUIRED_API_LEVEL_STATUS, api_level_too_high
 
 CRLF = b"\r\n"
 NO_HEADERS = b""
@@ -48,7 +48,7 @@ BAD_REQUEST = b"NATS/1.0 408 Bad Request\r\n\r\n"
 NOT_FOUND = b"NATS/1.0 404 Message Not Found\r\n\r\n"
 NO_RESULTS = b"NATS/1.0 404 No Results\r\n\r\n"
 TOO_MANY_RESULTS = b"NATS/1.0 413 Too Many Results\r\n\r\n"
-REQUIRED_API_LEVEL = b"NATS/1.0 412 Required Api Level\r\n\r\n"
+REQUIRED_API_LEVEL = REQUIRED_API_LEVEL_STATUS
 
 _INT64_MAX = (1 << 63) - 1
 

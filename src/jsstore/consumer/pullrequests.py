@@ -67,7 +67,7 @@ from typing import NamedTuple
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import INT64_MAX, format_go_duration
 from jsstore.gocompat.text import atoi, trim_space
-from jsstore.wire.api import api_level_too_high
+from jsstore.wire.api import REQUIRED_API_LEVEL_STATUS, api_level_too_high
 
 # -- status messages ------------------------------------------------------------------------
 PENDING_MESSAGES = "Nats-Pending-Messages"     # JSPullRequestPendingMsgs
@@ -83,7 +83,7 @@ EXCEEDED_MAX_WAITING = b"NATS/1.0 409 Exceeded MaxWaiting\r\n\r\n"
 CONSUMER_IS_PUSH_BASED = b"NATS/1.0 409 Consumer is push based\r\n\r\n"
 CONSUMER_DELETED = b"NATS/1.0 409 Consumer Deleted\r\n\r\n"
 LEADERSHIP_CHANGE = b"NATS/1.0 409 Leadership Change\r\n\r\n"
-REQUIRED_API_LEVEL = b"NATS/1.0 412 Required Api Level\r\n\r\n"
+REQUIRED_API_LEVEL = REQUIRED_API_LEVEL_STATUS
 PIN_ID_MISMATCH = b"NATS/1.0 423 Nats-Pin-Id mismatch\r\n\r\n"
 FLOW_CONTROL_REQUEST = b"NATS/1.0 100 FlowControl Request\r\n\r\n"
 

@@ -59,7 +59,7 @@ from typing import Callable
 from jsstore.gocompat.durations import SECOND
 from jsstore.stream.counters import Sources
 from jsstore.wire import headers
-from jsstore.wire.api import API_LEVEL
+from jsstore.wire.api import API_LEVEL, REQUIRED_API_LEVEL
 from jsstore.wire.apierrors import (
     JSAtomicPublishContainsDuplicateMessageErr,
     JSAtomicPublishDisabledErr,
@@ -78,7 +78,6 @@ from jsstore.wire.apierrors import (
 BATCH_ID = "Nats-Batch-Id"
 BATCH_SEQ = "Nats-Batch-Sequence"
 BATCH_COMMIT = "Nats-Batch-Commit"
-REQUIRED_API_LEVEL = "Nats-Required-Api-Level"
 EXPECTED_LAST_MSG_ID = "Nats-Expected-Last-Msg-Id"
 EXPECTED_LAST_SEQ = "Nats-Expected-Last-Sequence"
 EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"

@@ -13,6 +13,8 @@ TYPE_PREFIX = "io.nats.jetstream.api.v1."
 API_LEVEL = 5                  # the JetStream API level reported (nats-server 2.15's)
 SERVER_VERSION = "2.15.1"      # the nats-server release whose JetStream API this implements
 REQUIRED_API_LEVEL = "Nats-Required-Api-Level"
+# the status a pull request or direct get gets when that header asks for more
+REQUIRED_API_LEVEL_STATUS = b"NATS/1.0 412 Required Api Level\r\n\r\n"
 
 _GO_ATOI = re.compile(rb"[+-]?[0-9]+\Z")   # what Go's strconv.Atoi takes
 _INT64 = 1 << 63
