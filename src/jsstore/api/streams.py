@@ -151,18 +151,16 @@ class StreamApi:
         """The JSON answer of a resolved request."""
         response_type, handler, name = resolved
         payload = bytes(payload or b"")
-        counted = handler != self.account_info
         try:
             response = handler(response_type, name, payload)
         except api_errors.ApiError as exc:
-            self._count(counted, error=True)
+            self.count(error=True)
             return gojson.encode(self.error_response(response_type, exc))
-        self._count(counted, error=False)
+        self.count(error=False)
         return gojson.encode(response)
 
-    def _count(self, counted: bool, *, error: bool) -> None:
-        if not counted:
-            return
+    def count(self, *, error: bool) -> None:
+        """One more request answered (for the account info's "api" totals)."""
         with self._count_lock:
             self.total += 1
             self.errors += error
@@ -195,8 +193,13 @@ class StreamApi:
                 memory_max_stream_bytes=limits.memory_max_stream_bytes,
                 storage_max_stream_bytes=limits.storage_max_stream_bytes,
                 max_bytes_required=limits.max_bytes_required),
-            api=schemas.ApiStats(level=schemas.API_LEVEL, total=self.total,
+            domain=self.js.domain, api=schemas.ApiStats(level=schemas.API_LEVEL, total=self.total,
                                  errors=self.errors))
+
+    def _cluster(self) -> dict | None:
+        """A single server's cluster info: itself as the leader (None embedded)."""
+        name = self.js.server_name
+        return {"leader": name} if name else None
 
     # -- stream configuration -----------------------------------------------------------
     @staticmethod
@@ -222,8 +225,8 @@ class StreamApi:
         info = self.js.update_stream(self._config(name, payload, update=True))
         return schemas.StreamUpdateResponse(
             type=response_type, config=wire_config(info.config), created=info.created,
-            state=state_body(info.state, details=False), mirror=info.mirror,
-            sources=info.sources, ts=go_time(time.time_ns()))
+            state=state_body(info.state, details=False), domain=self.js.domain,
+            mirror=info.mirror, sources=info.sources, ts=go_time(time.time_ns()))
 
     def stream_info(self, response_type: str, name: str, payload: bytes):
         request = schemas.StreamInfoRequest()
@@ -240,8 +243,8 @@ class StreamApi:
             state.subjects = None
         return schemas.StreamInfoResponse(
             type=response_type, total=total, offset=offset, limit=limit, config=wire_config(info.config),
-            created=info.created, state=state_body(state), mirror=info.mirror,
-            sources=info.sources, ts=go_time(time.time_ns()))
+            created=info.created, state=state_body(state), domain=self.js.domain,
+            cluster=self._cluster(), mirror=info.mirror, sources=info.sources, ts=go_time(time.time_ns()))
 
     def stream_delete(self, response_type: str, name: str, payload: bytes):
         if not is_empty_request(payload):
@@ -297,7 +300,7 @@ class StreamApi:
                 continue
             infos.append(schemas.StreamInfoBody(config=wire_config(info.config, dynamic=False), created=info.created,
                                                 state=state_body(info.state),
-                                                mirror=info.mirror, sources=info.sources,
+                                                domain=self.js.domain, mirror=info.mirror, sources=info.sources,
                                                 ts=now))
             if len(infos) >= schemas.LIST_LIMIT:
                 break

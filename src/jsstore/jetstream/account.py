@@ -30,6 +30,7 @@ from typing import Callable, Mapping
 from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
 from jsstore.errors import StoreClosed
 from jsstore.gocompat.times import rfc3339_nano
+from jsstore.jetstream import limits as account_limits
 from jsstore.jetstream import recovery
 from jsstore.jetstream.consumers import ConsumerRegistry
 from jsstore.jetstream.info import (
@@ -111,16 +112,22 @@ class JetStream:
 
     def __init__(self, directory: str | os.PathLike | None = None,
                  options: StoreOptions | None = None, *,
-                 clock: Callable[[], int] | None = None, timers: bool | None = None):
+                 clock: Callable[[], int] | None = None, timers: bool | None = None,
+                 account: str = ACCOUNT, limits: AccountLimits | None = None,
+                 domain: str | None = None):
         self.directory = None if directory is None else os.fspath(directory)
         self.options = options
+        self.account = account      # its streams live in <directory>/jetstream/<account>/
+        self.limits = limits if limits is not None else account_limits.UNLIMITED
+        self._limits_bytes = account_limits.limits_bytes(self.limits)
+        self.consumer_limits = account_limits.consumer_limits(self.limits)
         # Unix ns; another clock than the wall clock stamps the stored messages too
         self.clock = clock if clock is not None else time.time_ns
         self.bus = Bus()            # what this JetStream sends out (answers, advisories, ...)
         # timed work runs by itself on the wall clock unless turned off; tick() runs it
         self._timers_wanted = clock is None if timers is None else timers
         self._timers: TimerThread | None = None   # started with the first timed stream
-        self.domain: str | None = None
+        self.domain = domain or None     # the JetStream domain named in answers
         self.server_name = ""       # named in advisories; a server sets its own
         self.closed = False
         self.unrecovered: dict[str, str] = {}  # stream dirs skipped on open, and why
@@ -139,7 +146,7 @@ class JetStream:
 
     # -- opening ------------------------------------------------------------------------
     def _recover(self) -> None:
-        for found in recovery.stream_directories(self.directory, ACCOUNT):
+        for found in recovery.stream_directories(self.directory, self.account):
             if found.reason:
                 self.unrecovered[found.name] = found.reason
                 continue
@@ -155,9 +162,20 @@ class JetStream:
     def _new_stream(self, config: StreamConfig, store, created: str, *,
                     recovered: bool = False) -> Stream:
         stream = Stream(config, store, created, recovered=recovered, clock=self.clock,
-                        wall_clock=self.clock is time.time_ns, emit=self._emit)
+                        wall_clock=self.clock is time.time_ns, emit=self._emit,
+                        domain=self.domain)
         stream.on_due = self.schedule
+        if self._limits_bytes:
+            stream.usage_check = self._check_usage
         return stream
+
+    def _check_usage(self, storage: str, size: int) -> None:
+        """A message of `size` bytes into a stream of `storage`: refused when the account
+        would hold more there than its limit allows."""
+        used = sum(s.store.fast_state().bytes for s in self._streams.values()
+                   if (s.config.storage == "memory") == (storage == "memory"))
+        if account_limits.over_limit(self.limits, storage, used + size):
+            raise api_errors.JSAccountResourcesExceededErr()
 
     @property
     def wall_clock(self) -> bool:
@@ -266,17 +284,20 @@ class JetStream:
         cfg = streamconfig.from_call(config, params)
         with self.lock:
             self.check_open()
-            streamconfig.validate(cfg, existing_streams=self.other_stream_configs_locked(cfg.name))
+            others = self.other_stream_configs_locked(cfg.name)
+            streamconfig.validate(cfg, existing_streams=others,
+                                  max_bytes=account_limits.max_bytes_rule(self.limits))
             normalized = streamconfig.normalize(cfg)
             existing = self._streams.get(cfg.name)
             if existing is not None:
                 if existing.config != normalized:
                     raise api_errors.JSStreamNameExistErr()
                 return self._info(existing)
+            account_limits.check_new_stream(self.limits, others, normalized)
             created = rfc3339_nano(time.time_ns())
             store_cfg = streamconfig.to_store_config(normalized)
             if self.directory is not None and normalized.storage == "file":
-                store = FileStore(stream_dir(self.directory, cfg.name, ACCOUNT), store_cfg,
+                store = FileStore(stream_dir(self.directory, cfg.name, self.account), store_cfg,
                                   self.options, meta=meta_info_json(normalized, created))
             else:
                 store = MemStore(store_cfg)
@@ -306,9 +327,11 @@ class JetStream:
         cfg = streamconfig.from_call(config, params)
         with self.lock:
             stream = self.lookup_stream_locked(cfg.name)
-            streamconfig.check_update(stream.config, cfg,
-                                      existing_streams=self.other_stream_configs_locked(cfg.name))
+            others = self.other_stream_configs_locked(cfg.name)
+            streamconfig.check_update(stream.config, cfg, existing_streams=others,
+                                      max_bytes=account_limits.max_bytes_rule(self.limits))
             updated = streamconfig.apply_update(cfg)
+            account_limits.check_update(self.limits, others, stream.config, updated)
             if isinstance(stream.store, FileStore):
                 stream.store.meta = meta_info_json(updated, stream.created)
             stream.store.update_config(streamconfig.to_store_config(updated))
@@ -365,9 +388,11 @@ class JetStream:
                     memory += state.bytes
                 else:
                     storage += state.bytes
-            return AccountInfo(memory=memory, storage=storage, reserved_memory=0,
-                               reserved_storage=0, streams=len(self._streams),
-                               consumers=consumers, limits=AccountLimits())
+            reserved_memory, reserved_storage = account_limits.reserved(
+                s.config for s in self._streams.values())
+            return AccountInfo(memory=memory, storage=storage, reserved_memory=reserved_memory,
+                               reserved_storage=reserved_storage, streams=len(self._streams),
+                               consumers=consumers, limits=self.limits)
 
     # -- messages -----------------------------------------------------------------------
     def capturing_stream_locked(self, subject: str) -> Stream | None:
@@ -562,9 +587,14 @@ class JetStream:
 
 def open(directory: str | os.PathLike | None = None,
          options: StoreOptions | None = None, *,
-         clock: Callable[[], int] | None = None, timers: bool | None = None) -> JetStream:
+         clock: Callable[[], int] | None = None, timers: bool | None = None,
+         account: str = ACCOUNT, limits: AccountLimits | None = None,
+         domain: str | None = None) -> JetStream:
     """The streams of a store directory (created when missing); None keeps them in memory.
     `clock` (Unix ns) replaces the wall clock for everything timed: stamps, windows,
     expiry. Timed work (expiry, schedules) runs on a thread of its own with the wall clock,
-    unless `timers` is False; with a clock of your own, call ``js.tick()``."""
-    return JetStream(directory, options, clock=clock, timers=timers)
+    unless `timers` is False; with a clock of your own, call ``js.tick()``.  `account`
+    names the account whose streams these are (``<directory>/jetstream/<account>/``),
+    `limits` its JetStream limits, `domain` the JetStream domain its answers name."""
+    return JetStream(directory, options, clock=clock, timers=timers, account=account,
+                     limits=limits, domain=domain)

@@ -112,7 +112,8 @@ class Monitor:
             "out_msgs": stats["out_msgs"], "out_bytes": stats["out_bytes"],
             "out_client_msgs": stats["out_msgs"], "out_client_bytes": stats["out_bytes"],
             "slow_consumers": srv.slow_consumers, "stale_connections": 0,
-            "stalled_clients": 0, "subscriptions": srv.table.count(),
+            "stalled_clients": 0,
+            "subscriptions": sum(a.table.count() for a in srv.accounts.values()),
             "http_req_stats": {f"{p}": n for p, n in self.requests.items()},
         }
 

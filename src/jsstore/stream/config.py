@@ -14,7 +14,7 @@ error classes of ``jsstore.wire.apierrors`` with nats-server's codes and texts.
 
 from __future__ import annotations
 
-from typing import Iterable, Literal
+from typing import Iterable, Literal, NamedTuple
 
 import msgspec
 
@@ -38,6 +38,17 @@ Discard = Literal["old", "new"]
 # "lz4" is a jsstore extension of the storage layer; nats-server knows none and s2.
 Compression = Literal["none", "s2", "lz4"]
 PersistMode = Literal["default", "async"]
+
+
+class MaxBytesRule(NamedTuple):
+    """What an account requires of a stream's max_bytes (its JetStream limits): set at
+    all, and at most the limit for the stream's storage (0: no limit)."""
+    required: bool = False
+    memory_limit: int = 0
+    file_limit: int = 0
+
+
+NO_MAX_BYTES_RULE = MaxBytesRule()
 
 
 class SubjectTransform(msgspec.Struct):
@@ -211,11 +222,13 @@ def check_transform(src: str, dest: str) -> str | None:
     return subjtransform.transform_error(src, dest)
 
 
-def validate(cfg: StreamConfig, *, existing_streams: Iterable[StreamConfig] = ()) -> None:
+def validate(cfg: StreamConfig, *, existing_streams: Iterable[StreamConfig] = (),
+             max_bytes: MaxBytesRule = NO_MAX_BYTES_RULE) -> None:
     """Raise nats-server's API error for the first rule `cfg` breaks on create.
 
     `existing_streams` are the account's other streams (normalized), for subject overlap,
-    mirror/source size checks and cycles.
+    mirror/source size checks and cycles; `max_bytes` is what the account requires of
+    max_bytes.
     """
     errors = api_errors
     if "/" in cfg.name or "\\" in cfg.name:
@@ -232,7 +245,7 @@ def validate(cfg: StreamConfig, *, existing_streams: Iterable[StreamConfig] = ()
         raise _invalid("stream configuration for create can not be sealed")
     others = {other.name: other for other in existing_streams if other.name != cfg.name}
     normalized = normalize(cfg)
-    _check_rules(normalized, cfg, others)
+    _check_rules(normalized, cfg, others, max_bytes)
     if normalized.num_replicas > 1:
         raise errors.JSStreamReplicasNotSupportedErr()
     for other in others.values():
@@ -241,7 +254,8 @@ def validate(cfg: StreamConfig, *, existing_streams: Iterable[StreamConfig] = ()
             raise errors.JSStreamSubjectOverlapErr()
 
 
-def _check_rules(cfg: StreamConfig, given: StreamConfig, others: dict) -> None:
+def _check_rules(cfg: StreamConfig, given: StreamConfig, others: dict,
+                 max_bytes: MaxBytesRule) -> None:
     """checkStreamCfg after the name checks, in nats-server's order, on the normalized cfg."""
     errors = api_errors
     if cfg.num_replicas > MAX_REPLICAS:
@@ -273,6 +287,7 @@ def _check_rules(cfg: StreamConfig, given: StreamConfig, others: dict) -> None:
     _check_features(cfg)
     _check_mirror_and_sources(cfg, given, others)
     _check_subjects(cfg)
+    _check_max_bytes(cfg, max_bytes)
     _check_transforms(cfg)
 
 
@@ -407,6 +422,15 @@ def _check_subjects(cfg: StreamConfig) -> None:
                     raise _invalid(f'subject "{subject}" overlaps with "{other}"')
 
 
+def _check_max_bytes(cfg: StreamConfig, rule: MaxBytesRule) -> None:
+    """The account's rule on max_bytes: required, and at most the limit for its storage."""
+    limit = rule.memory_limit if cfg.storage == "memory" else rule.file_limit
+    if rule.required and cfg.max_bytes <= 0:
+        raise api_errors.JSStreamMaxBytesRequired()
+    if limit > 0 and cfg.max_bytes > limit:
+        raise api_errors.JSStreamMaxStreamBytesExceeded()
+
+
 def _check_transforms(cfg: StreamConfig) -> None:
     errors = api_errors
     republish = cfg.republish
@@ -430,7 +454,8 @@ def _check_transforms(cfg: StreamConfig) -> None:
 
 
 def check_update(old: StreamConfig, new: StreamConfig, *,
-                 existing_streams: Iterable[StreamConfig] = ()) -> None:
+                 existing_streams: Iterable[StreamConfig] = (),
+                 max_bytes: MaxBytesRule = NO_MAX_BYTES_RULE) -> None:
     """Raise nats-server's error when `new` may not replace `old` (both as requested)."""
     errors = api_errors
     old_cfg = normalize(old)
@@ -438,7 +463,7 @@ def check_update(old: StreamConfig, new: StreamConfig, *,
     if new.name != old_cfg.name:
         raise _invalid("stream configuration name must match original")
     cfg = normalize(new)
-    _check_rules(cfg, new, others)
+    _check_rules(cfg, new, others, max_bytes)
     if cfg.num_replicas > 1:
         raise errors.JSStreamReplicasNotSupportedErr()
     if cfg.storage != old_cfg.storage:

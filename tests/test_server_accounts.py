@@ -1,0 +1,206 @@
+"""Accounts, their JetStream limits, no_auth_user and the JetStream domain, against the
+real nats-server and `jsstore serve` started with one configuration file.
+
+The same requests go to both servers as the same users; the answers are compared with
+their key order, after masking only what two servers legitimately differ in (times,
+server ids and names, generated consumer names)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+
+from jsstoreserver import jsstore_server
+from natsserver import nats_server, require_nats_server
+
+nats = pytest.importorskip("nats")
+from nats.errors import NoRespondersError, TimeoutError   # noqa: E402
+
+pytestmark = pytest.mark.natsserver
+
+CONFIG = """
+jetstream { domain: hub }
+accounts {
+  A: {
+    users: [{user: a, password: a}]
+    jetstream: {max_mem: 1MB, max_file: 2MB, max_streams: 3, max_consumers: 2,
+                max_ack_pending: 100, memory_max_stream_bytes: 512KB,
+                store_max_stream_bytes: 1536KB, max_bytes_required: true}
+  }
+  B: { users: [{user: b, password: b}], jetstream: enabled }
+  C: { users: [{user: c, password: c}] }
+  D: { users: [{user: d, password: d}],
+       jetstream: {max_file: 600, max_mem: 200, max_streams: 4} }
+}
+no_auth_user: b
+"""
+
+MASKED = {"created", "ts", "first_ts", "last_ts", "server_id", "cluster", "name"}
+
+
+class _Pairs(list):
+    pass
+
+
+def _mask(value):
+    if isinstance(value, _Pairs):
+        return [(k, "<masked>" if k in MASKED else _mask(v)) for k, v in value]
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return value
+
+
+def _answer(msg) -> object:
+    data = msg.data
+    if data[:1] == b"{":
+        return _mask(json.loads(data, object_pairs_hook=_Pairs))
+    return data
+
+
+async def _request(nc, subject: str, body=b"", headers=None, timeout: float = 2.0):
+    if not isinstance(body, bytes):
+        body = json.dumps(body).encode()
+    try:
+        return _answer(await nc.request(subject, body, timeout=timeout, headers=headers))
+    except NoRespondersError:
+        return "no responders"
+    except TimeoutError:
+        return "timeout"
+
+
+def _stream(name: str, **config) -> tuple[str, dict]:
+    return f"$JS.API.STREAM.CREATE.{name}", {"name": name, "subjects": [name.lower() + ".>"],
+                                              **config}
+
+
+# (user or None, subject, body[, headers]); "timeout" steps wait their answer out
+SCRIPT = [
+    # account A: limits on streams
+    ("a", "$JS.API.INFO", b""),
+    ("a", *_stream("S1")),                                            # max bytes required
+    ("a", *_stream("S1", max_bytes=2 * 1024 * 1024)),                 # over the stream limit
+    ("a", *_stream("M1", storage="memory", max_bytes=600 * 1024)),    # over the memory one
+    ("a", *_stream("S1", max_bytes=1024 * 1024)),
+    ("a", *_stream("S2", max_bytes=1024 * 1024)),
+    ("a", *_stream("S3", max_bytes=1)),                               # storage reserved
+    ("a", *_stream("M1", storage="memory", max_bytes=400 * 1024)),
+    ("a", *_stream("M2", storage="memory", max_bytes=100)),           # max streams
+    ("a", *_stream("S4", max_bytes=10, max_consumers=5)),             # max streams first
+    ("a", "$JS.API.STREAM.UPDATE.S1", {"name": "S1", "subjects": ["s1.>"], "max_bytes": -1}),
+    ("a", "$JS.API.STREAM.UPDATE.S1", {"name": "S1", "subjects": ["s1.>"],
+                                       "max_bytes": 1024 * 1024 + 1}),
+    ("a", "$JS.API.STREAM.UPDATE.S1", {"name": "S1", "subjects": ["s1.>"],
+                                       "max_bytes": 512 * 1024}),
+    ("a", "$JS.API.STREAM.UPDATE.S1", {"name": "S1", "subjects": ["s1.>"],
+                                       "max_bytes": 1024 * 1024, "max_consumers": 3}),
+    ("a", "$JS.API.STREAM.DELETE.M1", b""),
+    ("a", *_stream("M2", storage="memory", max_bytes=100, max_consumers=3)),
+    # account A: consumers
+    ("a", "$JS.API.CONSUMER.CREATE.S1", {"stream_name": "S1",
+                                         "config": {"ack_policy": "explicit"}}),
+    ("a", "$JS.API.CONSUMER.CREATE.S1", {"stream_name": "S1", "config": {
+        "ack_policy": "explicit", "max_ack_pending": 101}}),
+    ("a", "$JS.API.CONSUMER.CREATE.S1", {"stream_name": "S1", "config": {
+        "durable_name": "d2", "ack_policy": "explicit", "max_ack_pending": -1}}),
+    ("a", "$JS.API.CONSUMER.CREATE.S1", {"stream_name": "S1", "config": {
+        "durable_name": "d3", "ack_policy": "none"}}),                # max consumers
+    ("a", "$JS.API.CONSUMER.CREATE.S2", {"stream_name": "S2", "config": {
+        "durable_name": "d4", "ack_policy": "none"}}),                # per stream
+    # account A: publishes, domain in PubAcks, usage
+    ("a", "s1.x", b"hello"),
+    ("a", "s1.x", b"hello", {"Nats-Msg-Id": "1"}),
+    ("a", "s1.x", b"hello", {"Nats-Msg-Id": "1"}),
+    ("a", "s1.x", b"hello", {"Nats-Expected-Last-Sequence": "9"}),
+    ("a", "m2.x", b"m"),
+    ("a", "$JS.API.STREAM.INFO.S1", b""),
+    ("a", "$JS.API.STREAM.LIST", b""),
+    ("a", "$JS.API.INFO", b""),
+    ("a", "$JS.hub.API.INFO", b""),
+    ("a", "$JS.hub.API.STREAM.NAMES", b""),
+    # account B, also the no_auth_user's: unlimited, isolated from A
+    ("b", "$JS.API.STREAM.NAMES", b""),
+    ("b", "s1.x", b"not A's"),
+    (None, *_stream("S1", storage="memory", max_bytes=100)),
+    (None, "s1.x", b"B's own"),
+    ("b", "$JS.API.STREAM.INFO.S1", b""),
+    ("b", "$JS.API.CONSUMER.CREATE.S1", {"stream_name": "S1", "config": {
+        "ack_policy": "explicit"}}),
+    ("b", "$JS.API.INFO", b""),
+    # account C: no JetStream
+    ("c", "$JS.API.INFO", b""),
+    ("c", "$JS.API.STREAM.NAMES", b""),
+    ("c", "$JS.API.STREAM.LIST", b""),
+    ("c", "$JS.API.STREAM.INFO.S1", b""),
+    ("c", *_stream("S1")),
+    ("c", "$JS.API.CONSUMER.NAMES.S1", b""),
+    ("c", "$JS.API.CONSUMER.INFO.S1.d2", b""),
+    ("c", "$JS.API.DIRECT.GET.S1", {"seq": 1}),
+    ("c", "$JS.API.CONSUMER.MSG.NEXT.S1.d2", {"batch": 1}),
+    ("c", "s1.x", b"nobody stores it"),
+    # account D: publishes refused once the account is over its storage
+    ("d", *_stream("F", max_bytes=-1)),
+    ("d", *_stream("R", storage="memory")),
+    ("d", "f.1", b"x" * 300),
+    ("d", "f.2", b"x" * 300),
+    ("d", "f.3", b"x" * 300),
+    ("d", "f.4", b"x" * 300, {"Nats-Msg-Id": "dup"}),
+    ("d", "r.1", b"y" * 150),
+    ("d", "r.2", b"y" * 150),
+    ("d", "r.3", b"y" * 150),
+    ("d", "$JS.API.INFO", b""),
+]
+
+
+async def _run(url: str) -> list:
+    connections = {}
+    answers = []
+    try:
+        for step in SCRIPT:
+            user, subject, body = step[:3]
+            headers = step[3] if len(step) > 3 else None
+            if user not in connections:
+                auth = {"user": user, "password": user} if user else {}
+                connections[user] = await nats.connect(url, **auth)
+            answers.append((step, await _request(connections[user], subject, body, headers)))
+    finally:
+        for nc in connections.values():
+            await nc.close()
+    return answers
+
+
+def _answers(starter, store) -> list:
+    return asyncio.run(_run(starter.url))
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    require_nats_server()
+    root = tmp_path_factory.mktemp("accounts")
+    conf = root / "accounts.conf"
+    conf.write_text(CONFIG)
+    out = {}
+    with nats_server(root / "nats", ["-c", str(conf)]) as srv:
+        out["nats-server"] = asyncio.run(_run(srv.url))
+    with jsstore_server(root / "jsstore", ["-c", str(conf)]) as srv:
+        out["jsstore"] = asyncio.run(_run(srv.url))
+    out["root"] = root
+    return out
+
+
+@pytest.mark.parametrize("index", range(len(SCRIPT)))
+def test_step_answers_as_nats_server(both, index):
+    step, theirs = both["nats-server"][index]
+    _, mine = both["jsstore"][index]
+    assert mine == theirs, f"step {index} {step[:2]}"
+
+
+def test_streams_live_in_their_account_directory(both):
+    for side in ("nats", "jsstore"):
+        root = both["root"] / side / "jetstream"
+        assert sorted(os.listdir(root / "A" / "streams")) == ["S1", "S2"], side
+        assert os.listdir(root / "D" / "streams") == ["F"], side
+        assert not (root / "B" / "streams").exists() or not os.listdir(root / "B" / "streams")
+        assert not (root / "C").exists(), side
