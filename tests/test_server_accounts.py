@@ -38,7 +38,7 @@ accounts {
 no_auth_user: b
 """
 
-MASKED = {"created", "ts", "first_ts", "last_ts", "server_id", "cluster", "name"}
+MASKED = {"created", "ts", "time", "first_ts", "last_ts", "server_id", "cluster", "name"}
 
 
 class _Pairs(list):
@@ -120,6 +120,13 @@ SCRIPT = [
     ("a", "$JS.API.INFO", b""),
     ("a", "$JS.hub.API.INFO", b""),
     ("a", "$JS.hub.API.STREAM.NAMES", b""),
+    ("a", "$JS.API.CONSUMER.INFO.S1.d2", b""),
+    ("a", "$JS.hub.API.CONSUMER.INFO.S1.d2", b""),
+    ("a", "$JS.API.CONSUMER.LIST.S1", b""),
+    ("a", "$JS.hub.API.STREAM.MSG.GET.S1", {"seq": 1}),
+    ("a", "$JS.hub.API.DIRECT.GET.S1", {"seq": 1}),
+    ("a", "$JS.hub.API.CONSUMER.MSG.NEXT.S1.d2", {"batch": 1, "no_wait": True}),
+    ("a", "$JS.other.API.INFO", b""),
     # account B, also the no_auth_user's: unlimited, isolated from A
     ("b", "$JS.API.STREAM.NAMES", b""),
     ("b", "s1.x", b"not A's"),
@@ -204,3 +211,65 @@ def test_streams_live_in_their_account_directory(both):
         assert os.listdir(root / "D" / "streams") == ["F"], side
         assert not (root / "B" / "streams").exists() or not os.listdir(root / "B" / "streams")
         assert not (root / "C").exists(), side
+
+
+async def _isolation(url: str) -> list:
+    a = await nats.connect(url, user="a", password="a")
+    b = await nats.connect(url, user="b", password="b")
+    c = await nats.connect(url, user="c", password="c")
+    seen = []
+
+    async def keep(msg):
+        seen.append((msg.subject, msg.data))
+    try:
+        await a.subscribe("iso.>", cb=keep)
+        await a.flush()
+        await b.publish("iso.from.b", b"b")
+        await c.publish("iso.from.c", b"c")
+        await a.publish("iso.from.a", b"a")
+        await b.flush()
+        await c.flush()
+        await a.flush()
+        await asyncio.sleep(0.2)
+    finally:
+        for nc in (a, b, c):
+            await nc.close()
+    return seen
+
+
+def test_messages_stay_in_their_account(tmp_path):
+    require_nats_server()
+    conf = tmp_path / "accounts.conf"
+    conf.write_text(CONFIG)
+    for starter, name in ((nats_server, "nats"), (jsstore_server, "jsstore")):
+        with starter(tmp_path / name, ["-c", str(conf)]) as srv:
+            assert asyncio.run(_isolation(srv.url)) == [("iso.from.a", b"a")], name
+
+
+async def _through_domain(url: str) -> list:
+    nc = await nats.connect(url, user="b", password="b")
+    try:
+        js = nc.jetstream(domain="hub")
+        await js.add_stream(name="DOM", subjects=["dom.>"])
+        ack = await js.publish("dom.1", b"one")
+        info = await js.stream_info("DOM")
+        sub = await js.pull_subscribe("dom.>", durable="w", stream="DOM")
+        msgs = await sub.fetch(1, timeout=2)
+        await msgs[0].ack_sync()
+        kv = await js.create_key_value(bucket="cfg")
+        await kv.put("k", b"v")
+        entry = await kv.get("k")
+        return [ack.stream, ack.seq, ack.domain, info.state.messages, msgs[0].data,
+                entry.value, (await js.account_info()).domain]
+    finally:
+        await nc.close()
+
+
+def test_a_client_of_the_domain(tmp_path):
+    require_nats_server()
+    conf = tmp_path / "accounts.conf"
+    conf.write_text(CONFIG)
+    for starter, name in ((nats_server, "nats"), (jsstore_server, "jsstore")):
+        with starter(tmp_path / name, ["-c", str(conf)]) as srv:
+            assert asyncio.run(_through_domain(srv.url)) == [
+                "DOM", 1, "hub", 1, b"one", b"v", "hub"], name
