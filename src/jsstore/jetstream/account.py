@@ -479,7 +479,7 @@ class JetStream:
         for gone in self._batches.take_abandoned():
             if self.bus.has_interest(advisories.ADVISORY_PREFIX + ".STREAM.BATCH_ABANDONED." + gone.stream):
                 self.advise(advisories.batch_abandoned(gone.stream, gone.batch_id, gone.reason,
-                                                        account=ACCOUNT, now=self.clock()))
+                                                        account=self.account, now=self.clock()))
 
     def advise(self, advisory: tuple[str, bytes]) -> None:
         """Send an advisory (a builder's (subject, JSON)) on the bus."""
