@@ -385,7 +385,8 @@ def test_the_first_request_is_pinned_and_the_others_wait(server):
         assert await c.take(1) == [
             ("last", b"NATS/1.0\r\nNats-Pin-Id: %s\r\n\r\n" % pin.encode(), b"m4")]
         info = await c.info("P")
-        assert (info["num_waiting"], info["num_pending"], info["delivered"]["stream_seq"]) == (2, 0, 5)
+        assert (info["num_waiting"], info["num_pending"]) == (2, 0)
+        assert info["delivered"]["stream_seq"] == 5
         c.nothing_more()
     run(scenario(body)(server.url))
 
@@ -511,8 +512,9 @@ def test_the_pin_passes_on_when_its_request_cannot_take_the_message(server):
         await c.queued("P", 2)
         await c.publish("s.x", b"more than ten bytes")
         small, (name, hdr, data) = await c.take(2)
-        assert small == ("small", b"NATS/1.0 409 Message Size Exceeds MaxBytes\r\n"
-                                  b"Nats-Pending-Messages: 1\r\nNats-Pending-Bytes: 10\r\n\r\n", b"")
+        assert small == ("small", (b"NATS/1.0 409 Message Size Exceeds MaxBytes\r\n"
+                                   b"Nats-Pending-Messages: 1\r\nNats-Pending-Bytes: 10\r\n\r\n"),
+                         b"")
         assert (name, data) == ("large", b"more than ten bytes")
         first, second = await c.advisories(2)
         assert without_id_and_time(second) == pinned_advisory("P", "A", pin_of(hdr))
