@@ -430,6 +430,39 @@ def test_the_pin_expires_unless_a_request_carries_it(server):
     run(scenario(body)(server.url))
 
 
+def test_a_standby_takes_over_what_waits_when_the_pin_expires(server):
+    """The pinned client stops asking: the messages wait for it until its pin expires,
+    then go at once to a waiting request, which holds the new pin from then on."""
+    async def body(c: Client):
+        await c.setup("P", priority_policy="pinned_client", priority_groups=["A"],
+                      priority_timeout=SECOND // 2, headers_only=True)
+        await c.pull("P", "holder", {"group": "A", "batch": 1, "expires": EXPIRES})
+        await c.pull("P", "standby", {"group": "A", "batch": 5, "expires": EXPIRES})
+        await c.queued("P", 2)
+        for n in range(3):
+            await c.publish("s.x", b"m%d" % n)
+        (name, hdr, _), = await c.take(1)
+        pin = pin_of(hdr)
+        assert (name, hdr) == (
+            "holder", b"NATS/1.0\r\nNats-Msg-Size: 2\r\nNats-Pin-Id: %s\r\n\r\n" % pin.encode())
+        pinned, unpinned, pinned_again = await c.advisories(3)
+        assert without_id_and_time(pinned) == pinned_advisory("P", "A", pin)
+        assert without_id_and_time(unpinned) == unpinned_advisory("P", "A", "timeout")
+        new_pin = pinned_again["pinned_id"]
+        assert without_id_and_time(pinned_again) == pinned_advisory("P", "A", new_pin)
+        standby = b"NATS/1.0\r\nNats-Msg-Size: 2\r\nNats-Pin-Id: %s\r\n\r\n" % new_pin.encode()
+        assert await c.take(2) == [("standby", standby, b""), ("standby", standby, b"")]
+        # a newcomer without the id waits; the standby keeps taking
+        await c.pull("P", "newcomer", {"group": "A", "batch": 5, "expires": EXPIRES})
+        await c.queued("P", 2)
+        await c.publish("s.x", b"m3")
+        assert await c.take(1) == [("standby", standby, b"")]
+        info = await c.info("P")
+        assert info["priority_groups"][0]["pinned_client_id"] == new_pin
+        c.nothing_more()
+    run(scenario(body)(server.url))
+
+
 def test_unpin(server):
     async def body(c: Client):
         await c.setup("P", priority_policy="pinned_client", priority_groups=["A", "B"])
