@@ -50,10 +50,10 @@ class SequenceInfo(msgspec.Struct, omit_defaults=True):
     last_active: str | None = None
 
 
-class PriorityGroupState(msgspec.Struct, omit_defaults=True):
+class PriorityGroupState(msgspec.Struct, omit_defaults=True, kw_only=True):
     group: str
     pinned_client_id: str = ""
-    pinned_ts: str = GO_ZERO_TIME      # Go writes a zero time.Time (omitempty ignores it)
+    pinned_ts: str                     # always written: Go's omitempty keeps a zero time.Time
 
 
 class ConsumerInfo(msgspec.Struct, omit_defaults=True, kw_only=True):
@@ -302,7 +302,7 @@ class ConsumerRegistry:
             if group not in (consumer.config.priority_groups or ()):
                 raise api_errors.JSConsumerInvalidPriorityGroupErr()
             if consumer.pull is not None:
-                consumer.pull.unpin("admin", self.clock())
+                consumer.pull.unpin(group, "admin", self.clock())
 
     # -- time -----------------------------------------------------------------------------
     def tick_locked(self, now: int) -> int | None:
