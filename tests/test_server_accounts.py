@@ -161,11 +161,11 @@ SCRIPT = [
 ]
 
 
-async def _run(url: str) -> list:
+async def _run(url: str, script: list = SCRIPT) -> list:
     connections = {}
     answers = []
     try:
-        for step in SCRIPT:
+        for step in script:
             user, subject, body = step[:3]
             headers = step[3] if len(step) > 3 else None
             if user not in connections:
@@ -176,10 +176,6 @@ async def _run(url: str) -> list:
         for nc in connections.values():
             await nc.close()
     return answers
-
-
-def _answers(starter, store) -> list:
-    return asyncio.run(_run(starter.url))
 
 
 @pytest.fixture(scope="module")
@@ -273,3 +269,33 @@ def test_a_client_of_the_domain(tmp_path):
         with starter(tmp_path / name, ["-c", str(conf)]) as srv:
             assert asyncio.run(_through_domain(srv.url)) == [
                 "DOM", 1, "hub", 1, b"one", b"v", "hub"], name
+
+
+SERVER_LIMITS = """
+jetstream { max_file: 1000, max_mem: 500 }
+"""
+
+SERVER_LIMITS_SCRIPT = [
+    (None, *_stream("S1", max_bytes=2000)),                     # over the server's storage
+    (None, *_stream("S1", max_bytes=600)),
+    (None, *_stream("S2", max_bytes=600)),                      # reserved with S1's
+    (None, *_stream("S3")),
+    (None, *_stream("M", storage="memory")),
+    *[(None, "s3.x", b"x" * 300)] * 5,                          # the fifth is refused
+    *[(None, "m.x", b"x" * 200)] * 4,
+    (None, "$JS.API.INFO", b""),
+]
+
+
+def test_server_jetstream_limits(tmp_path):
+    """jetstream { max_file, max_mem }: reservations over every account and publishes
+    refused with "insufficient resources" once the server holds more."""
+    require_nats_server()
+    conf = tmp_path / "limits.conf"
+    conf.write_text(SERVER_LIMITS)
+    results = {}
+    for starter, name in ((nats_server, "nats"), (jsstore_server, "jsstore")):
+        with starter(tmp_path / name, ["-c", str(conf)]) as srv:
+            results[name] = asyncio.run(_run(srv.url, SERVER_LIMITS_SCRIPT))
+    for (step, theirs), (_, mine) in zip(results["nats"], results["jsstore"]):
+        assert mine == theirs, step[:2]

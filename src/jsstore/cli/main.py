@@ -29,6 +29,7 @@ from jsstore.api import schemas
 from jsstore.api.disabled import not_enabled
 from jsstore.jetstream import account as jetstream
 from jsstore.jetstream.info import AccountLimits
+from jsstore.jetstream.limits import ServerResources
 from jsstore.server import Server
 from jsstore.server import config as server_config
 from jsstore.version import __version__
@@ -123,13 +124,17 @@ def open_jetstreams(options: dict) -> tuple:
         return None, {}
     store_dir = options.get("store_dir") or default_store_dir()
     domain = options.get("domain")
+    resources = ServerResources(
+        int(options.get("max_memory_store", options.get("max_mem", -1))),
+        int(options.get("max_file_store", options.get("max_file", -1))))
     configured = options.get("accounts") or {}
     if not configured:
-        return jetstream.open(store_dir, domain=domain), {}
+        return jetstream.open(store_dir, domain=domain, resources=resources), {}
     accounts = {}
     for name, limits in configured.items():
         accounts[name] = None if limits is None else jetstream.open(
-            store_dir, account=name, limits=AccountLimits(**limits), domain=domain)
+            store_dir, account=name, limits=AccountLimits(**limits), domain=domain,
+            resources=resources)
     return None, accounts
 
 

@@ -114,12 +114,16 @@ class JetStream:
                  options: StoreOptions | None = None, *,
                  clock: Callable[[], int] | None = None, timers: bool | None = None,
                  account: str = ACCOUNT, limits: AccountLimits | None = None,
-                 domain: str | None = None):
+                 domain: str | None = None,
+                 resources: account_limits.ServerResources | None = None):
         self.directory = None if directory is None else os.fspath(directory)
         self.options = options
         self.account = account      # its streams live in <directory>/jetstream/<account>/
         self.limits = limits if limits is not None else account_limits.UNLIMITED
-        self._limits_bytes = account_limits.limits_bytes(self.limits)
+        # the server's limits, shared with the other accounts' JetStreams
+        self.resources = resources if resources is not None else account_limits.ServerResources()
+        self.resources.members.append(self)
+        self._limits_bytes = account_limits.limits_bytes(self.limits, self.resources)
         self.consumer_limits = account_limits.consumer_limits(self.limits)
         # Unix ns; another clock than the wall clock stamps the stored messages too
         self.clock = clock if clock is not None else time.time_ns
@@ -172,10 +176,17 @@ class JetStream:
     def _check_usage(self, storage: str, size: int) -> None:
         """A message of `size` bytes into a stream of `storage`: refused when the account
         would hold more there than its limit allows."""
-        used = sum(s.store.fast_state().bytes for s in self._streams.values()
-                   if (s.config.storage == "memory") == (storage == "memory"))
-        if account_limits.over_limit(self.limits, storage, used + size):
-            raise api_errors.JSAccountResourcesExceededErr()
+        account_limits.check_usage(self.limits, self.resources, storage,
+                                   self.bytes_used(storage), size)
+
+    def bytes_used(self, storage: str) -> int:
+        """What the account's streams of `storage` hold."""
+        memory = storage == "memory"
+        return sum(s.store.fast_state().bytes for s in list(self._streams.values())
+                   if (s.config.storage == "memory") == memory)
+
+    def stream_configs(self) -> list[StreamConfig]:
+        return [s.config for s in list(self._streams.values())]
 
     @property
     def wall_clock(self) -> bool:
@@ -293,7 +304,7 @@ class JetStream:
                 if existing.config != normalized:
                     raise api_errors.JSStreamNameExistErr()
                 return self._info(existing)
-            account_limits.check_new_stream(self.limits, others, normalized)
+            account_limits.check_new_stream(self.limits, others, normalized, self.resources)
             created = rfc3339_nano(time.time_ns())
             store_cfg = streamconfig.to_store_config(normalized)
             if self.directory is not None and normalized.storage == "file":
@@ -331,7 +342,8 @@ class JetStream:
             streamconfig.check_update(stream.config, cfg, existing_streams=others,
                                       max_bytes=account_limits.max_bytes_rule(self.limits))
             updated = streamconfig.apply_update(cfg)
-            account_limits.check_update(self.limits, others, stream.config, updated)
+            account_limits.check_update(self.limits, others, stream.config, updated,
+                                        self.resources)
             if isinstance(stream.store, FileStore):
                 stream.store.meta = meta_info_json(updated, stream.created)
             stream.store.update_config(streamconfig.to_store_config(updated))
@@ -568,6 +580,8 @@ class JetStream:
                 return
             self.closed = True
             self._routes.clear()
+            if self in self.resources.members:
+                self.resources.members.remove(self)
             timers, self._timers = self._timers, None
         if timers is not None:
             timers.stop()           # outside the lock: a tick in progress needs it
@@ -589,12 +603,14 @@ def open(directory: str | os.PathLike | None = None,
          options: StoreOptions | None = None, *,
          clock: Callable[[], int] | None = None, timers: bool | None = None,
          account: str = ACCOUNT, limits: AccountLimits | None = None,
-         domain: str | None = None) -> JetStream:
+         domain: str | None = None,
+         resources: account_limits.ServerResources | None = None) -> JetStream:
     """The streams of a store directory (created when missing); None keeps them in memory.
     `clock` (Unix ns) replaces the wall clock for everything timed: stamps, windows,
     expiry. Timed work (expiry, schedules) runs on a thread of its own with the wall clock,
     unless `timers` is False; with a clock of your own, call ``js.tick()``.  `account`
     names the account whose streams these are (``<directory>/jetstream/<account>/``),
-    `limits` its JetStream limits, `domain` the JetStream domain its answers name."""
+    `limits` its JetStream limits, `domain` the JetStream domain its answers name,
+    `resources` the server's limits it shares with other accounts' JetStreams."""
     return JetStream(directory, options, clock=clock, timers=timers, account=account,
-                     limits=limits, domain=domain)
+                     limits=limits, domain=domain, resources=resources)

@@ -12,6 +12,10 @@ The limits come from the server's configuration (``accounts { A { jetstream { ..
   byte in the check and nothing after); and a publish is refused when the account would
   hold more than that in the storage with it.
 - ``max_ack_pending``: a consumer's max_ack_pending default and ceiling.
+
+The server's own limits (``jetstream { max_mem, max_file }``) bear on every account
+together (``ServerResources``): the reservations of all of them, and a publish is refused
+with "insufficient resources" once all of them hold more than that in its storage.
 """
 
 from __future__ import annotations
@@ -24,6 +28,29 @@ from jsstore.stream.config import MaxBytesRule, StreamConfig
 from jsstore.wire import apierrors as api_errors
 
 UNLIMITED = AccountLimits()
+
+
+class ServerResources:
+    """The server's JetStream limits, shared by the JetStreams of every account (-1:
+    none); each JetStream joins when it opens."""
+
+    def __init__(self, max_memory: int = -1, max_storage: int = -1):
+        self.max_memory = max_memory
+        self.max_storage = max_storage
+        self.members: list = []         # the accounts' JetStreams
+
+    @property
+    def limited(self) -> bool:
+        return self.max_memory >= 0 or self.max_storage >= 0
+
+    def configs(self) -> list[StreamConfig]:
+        return [config for js in self.members for config in js.stream_configs()]
+
+    def used(self, storage: str) -> int:
+        return sum(js.bytes_used(storage) for js in self.members)
+
+
+NO_SERVER_LIMITS = ServerResources()
 
 
 def max_bytes_rule(limits: AccountLimits) -> MaxBytesRule:
@@ -49,38 +76,42 @@ def reserved(configs: Iterable[StreamConfig]) -> tuple[int, int]:
 
 
 def check_new_stream(limits: AccountLimits, existing: list[StreamConfig],
-                     cfg: StreamConfig) -> None:
+                     cfg: StreamConfig, server: ServerResources = NO_SERVER_LIMITS) -> None:
     """A stream may be added next to `existing`: the stream count, its max_consumers
     against the account's, and the bytes it reserves."""
     if limits.max_streams > 0 and len(existing) >= limits.max_streams:
         raise api_errors.JSMaximumStreamsLimitErr()
     if 0 < limits.max_consumers < cfg.max_consumers:
         raise api_errors.JSMaximumConsumersLimitErr()
-    check_reservation(limits, existing, cfg.max_bytes, cfg.storage)
+    check_reservation(limits, existing, cfg.max_bytes, cfg.storage, server)
 
 
 def check_update(limits: AccountLimits, others: list[StreamConfig], old: StreamConfig,
-                 new: StreamConfig) -> None:
+                 new: StreamConfig, server: ServerResources = NO_SERVER_LIMITS) -> None:
     """A stream's configuration may change from `old` to `new`: only what its max_bytes
     grows by is reserved anew (from -1, "unlimited", that is one byte more)."""
     if 0 < limits.max_consumers < new.max_consumers:
         raise api_errors.JSMaximumConsumersLimitErr()
     grows = new.max_bytes - old.max_bytes
     if grows > 0:
-        check_reservation(limits, others + [old], grows, new.storage)
+        check_reservation(limits, others + [old], grows, new.storage, server)
 
 
 def check_reservation(limits: AccountLimits, existing: Iterable[StreamConfig], add: int,
-                      storage: str) -> None:
+                      storage: str, server: ServerResources = NO_SERVER_LIMITS) -> None:
     """`add` more bytes (1 for a stream without max_bytes) fit beside what `existing`
-    reserve."""
+    reserve, and beside what every account reserves on the server."""
     add = max(add, 1)
-    memory, file = reserved(existing)
-    if storage == "memory":
-        if limits.max_memory >= 0 and memory + add > limits.max_memory:
-            raise api_errors.JSMemoryResourcesExceededErr()
-    elif limits.max_storage >= 0 and file + add > limits.max_storage:
-        raise api_errors.JSStorageResourcesExceededErr()
+    memory = storage == "memory"
+    error = (api_errors.JSMemoryResourcesExceededErr if memory
+             else api_errors.JSStorageResourcesExceededErr)
+    index = 0 if memory else 1
+    account_limit = limits.max_memory if memory else limits.max_storage
+    if account_limit >= 0 and reserved(existing)[index] + add > account_limit:
+        raise error()
+    server_limit = server.max_memory if memory else server.max_storage
+    if server_limit >= 0 and reserved(server.configs())[index] + add > server_limit:
+        raise error()
 
 
 def over_limit(limits: AccountLimits, storage: str, used: int) -> bool:
@@ -90,6 +121,18 @@ def over_limit(limits: AccountLimits, storage: str, used: int) -> bool:
     return 0 <= limit < used
 
 
-def limits_bytes(limits: AccountLimits) -> bool:
-    """Whether any publish has to look at the account's usage."""
-    return limits.max_memory >= 0 or limits.max_storage >= 0
+def check_usage(limits: AccountLimits, server: ServerResources, storage: str,
+                account_used: int, size: int) -> None:
+    """A message of `size` bytes into `storage`: refused with "insufficient resources"
+    while the server's JetStreams hold more than its limit, and when the account would
+    hold more than its own with the message."""
+    server_limit = server.max_memory if storage == "memory" else server.max_storage
+    if server_limit >= 0 and server.used(storage) > server_limit:
+        raise api_errors.JSInsufficientResourcesErr()
+    if over_limit(limits, storage, account_used + size):
+        raise api_errors.JSAccountResourcesExceededErr()
+
+
+def limits_bytes(limits: AccountLimits, server: ServerResources) -> bool:
+    """Whether any publish has to look at what the account or the server holds."""
+    return limits.max_memory >= 0 or limits.max_storage >= 0 or server.limited

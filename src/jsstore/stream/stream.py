@@ -377,8 +377,11 @@ class Stream:
         if (cfg.sealed or self.transform is not None or cfg.allow_msg_counter
                 or self.retention is not None or self.republish is not None
                 or self.schedules is not None or not self.wall_clock
-                or self.usage_check is not None or 0 <= cfg.max_msg_size < len(payload)):
+                or 0 <= cfg.max_msg_size < len(payload)):
             return None
+        if self.usage_check is not None:
+            self.usage_check(cfg.storage, message_size(len(subject), 0, len(payload), False,
+                                                       cfg.storage == "memory"))
         store = self.store
         try:
             seq, ts = store.store_msg(subject, None, payload, 0)
