@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from jsstore.stream import config as sc
-from jsstore.wire import apierrors as errors
+from jsstore.stream import configchecks
 from jsstore.stream.config import (ConsumerLimits, RePublish, StreamConfig, StreamSource,
-                                   SubjectTransform, check_update, normalize, to_store_config,
-                                   validate)
+                                   SubjectTransform, normalize, to_store_config)
+from jsstore.stream.configchecks import check_update, validate
+from jsstore.wire import apierrors as errors
 
 SECOND = 1_000_000_000
 
@@ -335,7 +336,7 @@ def test_update_rules(old, change, error_class, description):
 def test_unseal_is_refused_and_sealing_applies_nats_adjustments():
     request = StreamConfig(name="Z", sealed=True, max_age=5 * SECOND, allow_rollup_hdrs=True)
     check_update(normalize(StreamConfig(name="Z")), request)
-    sealed = sc.apply_update(request)
+    sealed = configchecks.apply_update(request)
     assert (sealed.max_age, sealed.discard, sealed.deny_delete, sealed.deny_purge,
             sealed.allow_rollup_hdrs) == (0, "new", True, True, False)
     with pytest.raises(errors.JSStreamInvalidConfigF) as caught:
@@ -364,13 +365,13 @@ def test_to_store_config():
 
 
 def test_check_transform():
-    assert sc.check_transform("a.*.*", "b.$2.{{wildcard(1)}}") is None
-    assert sc.check_transform("a.>", "b.>") is None
+    assert configchecks.check_transform("a.*.*", "b.$2.{{wildcard(1)}}") is None
+    assert configchecks.check_transform("a.>", "b.>") is None
     # as nats-server 2.15 words them (its stream transform errors add a "stream transform: " prefix)
-    assert sc.check_transform("a.*", "b.>") == "invalid subject"
-    assert sc.check_transform("a.*", "b..c") == "invalid mapping destination: invalid transform"
-    assert sc.check_transform("a.*", "b.{{nope(1)}}") == "invalid mapping destination: unknown function in {{nope(1)}}"
-    assert sc.check_transform("a..b", "c") == "invalid subject"
+    assert configchecks.check_transform("a.*", "b.>") == "invalid subject"
+    assert configchecks.check_transform("a.*", "b..c") == "invalid mapping destination: invalid transform"
+    assert configchecks.check_transform("a.*", "b.{{nope(1)}}") == "invalid mapping destination: unknown function in {{nope(1)}}"
+    assert configchecks.check_transform("a..b", "c") == "invalid subject"
 
 
 # ---- property tests ----
