@@ -63,6 +63,8 @@ CREATE_CHECKS = Group("stream create checks", [
                  allow_rollup_hdrs=True, pedantic=True)),
     check("create: schedules turn roll-ups on and deny purge off",
           create("S", allow_msg_schedules=True, deny_purge=True)),
+    check("create: schedules with discard new",
+          create("S", allow_msg_schedules=True, discard="new", deny_purge=True)),
     check("create: pedantic schedules", create("S", allow_msg_schedules=True, pedantic=True)),
     check("create: async persist mode rules",
           create("S", persist_mode="async", storage="memory"),

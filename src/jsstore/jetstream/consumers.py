@@ -199,7 +199,8 @@ class ConsumerRegistry:
             consumers = self._by_stream.get(target.stream, {})
             plan = consumercreate.plan_request(
                 request, target, stream=stream.config if stream is not None else None,
-                consumers={n: c.config for n, c in consumers.items()})
+                consumers={n: c.config for n, c in consumers.items()},
+                has_interest=self.bus.has_interest)
             if plan.exists:
                 consumer = consumers[plan.name]
                 consumer.update_config(plan.config)
