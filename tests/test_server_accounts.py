@@ -89,6 +89,8 @@ SCRIPT = [
     ("a", *_stream("M1", storage="memory", max_bytes=400 * 1024)),
     ("a", *_stream("M2", storage="memory", max_bytes=100)),           # max streams
     ("a", *_stream("S4", max_bytes=10, max_consumers=5)),             # max streams first
+    ("a", "$JS.API.STREAM.CREATE.S5", {"name": "S5", "subjects": ["s1.>"],   # or overlap?
+                                       "max_bytes": 10}),
     ("a", "$JS.API.STREAM.UPDATE.S1", {"name": "S1", "subjects": ["s1.>"], "max_bytes": -1}),
     ("a", "$JS.API.STREAM.UPDATE.S1", {"name": "S1", "subjects": ["s1.>"],
                                        "max_bytes": 1024 * 1024 + 1}),
@@ -297,5 +299,23 @@ def test_server_jetstream_limits(tmp_path):
     for starter, name in ((nats_server, "nats"), (jsstore_server, "jsstore")):
         with starter(tmp_path / name, ["-c", str(conf)]) as srv:
             results[name] = asyncio.run(_run(srv.url, SERVER_LIMITS_SCRIPT))
+    for (step, theirs), (_, mine) in zip(results["nats"], results["jsstore"]):
+        assert mine == theirs, step[:2]
+
+
+DEFAULT_LIMITS_SCRIPT = [
+    (None, *_stream("HUGE", max_bytes=1 << 62)),                        # past the free disk
+    (None, *_stream("HUGE", storage="memory", max_bytes=1 << 62)),      # past 3/4 of memory
+    (None, *_stream("FINE", max_bytes=1 << 20)),
+]
+
+
+def test_default_server_limits(tmp_path):
+    """Without jetstream limits a server still reserves within what the machine has."""
+    require_nats_server()
+    results = {}
+    for starter, name in ((nats_server, "nats"), (jsstore_server, "jsstore")):
+        with starter(tmp_path / name) as srv:
+            results[name] = asyncio.run(_run(srv.url, DEFAULT_LIMITS_SCRIPT))
     for (step, theirs), (_, mine) in zip(results["nats"], results["jsstore"]):
         assert mine == theirs, step[:2]

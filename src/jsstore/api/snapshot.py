@@ -50,6 +50,7 @@ from jsstore.store.memstore import MemStore
 from jsstore.store.snapshot import restore_snapshot
 from jsstore.stream import advisories
 from jsstore.stream import config as streamconfig
+from jsstore.stream import configchecks
 from jsstore.stream.config import StreamConfig
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire.bus import Msg
@@ -180,8 +181,8 @@ def restore_stream(js, config: StreamConfig, data: bytes):
         js.check_open()
         if js.find_stream_locked(name) is not None:
             raise api_errors.JSStreamNameExistRestoreFailedErr()
-        streamconfig.validate(config, existing_streams=js.other_stream_configs_locked(name))
-        normalized = streamconfig.normalize(config)
+        normalized = configchecks.validate(
+            config, existing_streams=js.other_stream_configs_locked(name))
     to_file = js.directory is not None and normalized.storage == "file"
     parent = os.path.join(js.directory, "jetstream") if js.directory is not None else None
     if parent is not None:

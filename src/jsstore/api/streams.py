@@ -22,7 +22,7 @@ from jsstore.api import requests, schemas
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.store.contract import StreamState
-from jsstore.stream import config as streamconfig
+from jsstore.stream import configchecks
 from jsstore.stream.config import StreamConfig
 from jsstore.wire import apierrors as api_errors
 
@@ -203,26 +203,35 @@ class StreamApi:
 
     # -- stream configuration -----------------------------------------------------------
     @staticmethod
-    def _config(name: str, payload: bytes, *, update: bool = False) -> StreamConfig:
-        """The configuration in a CREATE/UPDATE body, named as the subject names it (an
-        empty body has no name and so does not match either, as in nats-server, whose
-        update handler checks the name itself first)."""
-        config = requests.decode(payload, requests.STREAM_CONFIG_REQUEST, StreamConfig)
-        if update and not streamconfig.is_valid_name(config.name):
-            streamconfig.validate(config)        # raises the name's error
-        if config.name != name:
-            raise api_errors.JSStreamMismatchErr()
-        return config
+    def _request(payload: bytes) -> tuple[StreamConfig, bool]:
+        """The configuration and the pedantic flag of a CREATE/UPDATE body (an empty body
+        is an empty configuration, without a name)."""
+        fields = requests.without_nils(
+            requests.decode_fields(payload, requests.STREAM_CONFIG_REQUEST))
+        pedantic = bool(fields.pop("pedantic", False))
+        return msgspec.convert(fields, StreamConfig), pedantic
 
     def stream_create(self, response_type: str, name: str, payload: bytes):
-        info = self.js.add_stream(self._config(name, payload))
+        config, pedantic = self._request(payload)
+        if config.name != name:
+            raise api_errors.JSStreamMismatchErr()
+        info = self.js.add_stream(config, pedantic=pedantic)
         return schemas.StreamCreateResponse(
             type=response_type, config=wire_config(info.config), created=info.created,
             state=state_body(info.state, details=False), mirror=info.mirror,
             sources=info.sources, ts=go_time(time.time_ns()), did_create=True)
 
     def stream_update(self, response_type: str, name: str, payload: bytes):
-        info = self.js.update_stream(self._config(name, payload, update=True))
+        """nats-server checks the new configuration on its own before it compares its
+        name with the subject's and looks the stream up."""
+        config, pedantic = self._request(payload)
+        with self.js.lock:
+            configchecks.check_config(
+                config, existing_streams=self.js.other_stream_configs_locked(config.name),
+                pedantic=pedantic)
+        if config.name != name:
+            raise api_errors.JSStreamMismatchErr()
+        info = self.js.update_stream(config, pedantic=pedantic)
         return schemas.StreamUpdateResponse(
             type=response_type, config=wire_config(info.config), created=info.created,
             state=state_body(info.state, details=False), domain=self.js.domain,

@@ -124,8 +124,8 @@ def open_jetstreams(options: dict) -> tuple:
         return None, {}
     store_dir = options.get("store_dir") or default_store_dir()
     domain = options.get("domain")
-    resources = ServerResources(
-        int(options.get("max_memory_store", options.get("max_mem", -1))),
+    resources = ServerResources.of_machine(
+        store_dir, int(options.get("max_memory_store", options.get("max_mem", -1))),
         int(options.get("max_file_store", options.get("max_file", -1))))
     configured = options.get("accounts") or {}
     if not configured:

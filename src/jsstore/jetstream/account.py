@@ -48,6 +48,7 @@ from jsstore.store.filestore import FileStore, stream_dir
 from jsstore.store.memstore import MemStore
 from jsstore.stream import advisories, batches, expiry
 from jsstore.stream import config as streamconfig
+from jsstore.stream import configchecks
 from jsstore.stream.config import StreamConfig
 from jsstore.stream.puback import PubAck
 from jsstore.stream.sources import SourceManager
@@ -289,22 +290,25 @@ class JetStream:
                           mirror=mirror, sources=sources)
 
     # -- streams ------------------------------------------------------------------------
-    def add_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
-        """Create a stream (nats-server's checks and defaults); creating an existing stream
-        with the same configuration answers its info, with another one fails."""
+    def add_stream(self, config: StreamConfig | None = None, *, pedantic: bool = False,
+                   **params) -> StreamInfo:
+        """Create a stream (nats-server's checks and defaults; `pedantic` refuses what they
+        would correct); creating an existing stream with the same configuration answers
+        its info, with another one fails."""
         cfg = streamconfig.from_call(config, params)
         with self.lock:
             self.check_open()
             others = self.other_stream_configs_locked(cfg.name)
-            streamconfig.validate(cfg, existing_streams=others,
-                                  max_bytes=account_limits.max_bytes_rule(self.limits))
-            normalized = streamconfig.normalize(cfg)
+            normalized = configchecks.check_create(
+                cfg, existing_streams=others, pedantic=pedantic,
+                max_bytes=account_limits.max_bytes_rule(self.limits))
             existing = self._streams.get(cfg.name)
             if existing is not None:
                 if existing.config != normalized:
                     raise api_errors.JSStreamNameExistErr()
                 return self._info(existing)
             account_limits.check_new_stream(self.limits, others, normalized, self.resources)
+            configchecks.check_overlap(normalized, others)
             created = rfc3339_nano(time.time_ns())
             store_cfg = streamconfig.to_store_config(normalized)
             if self.directory is not None and normalized.storage == "file":
@@ -333,15 +337,20 @@ class JetStream:
             self._advise_stream(stream.name, "create")
             return self._info(stream)
 
-    def update_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
-        """Change a stream's configuration (nats-server's update checks)."""
+    def update_stream(self, config: StreamConfig | None = None, *, pedantic: bool = False,
+                      **params) -> StreamInfo:
+        """Change a stream's configuration (nats-server's update checks: the new
+        configuration's own, then whether it may replace the stream's)."""
         cfg = streamconfig.from_call(config, params)
         with self.lock:
-            stream = self.lookup_stream_locked(cfg.name)
             others = self.other_stream_configs_locked(cfg.name)
-            streamconfig.check_update(stream.config, cfg, existing_streams=others,
-                                      max_bytes=account_limits.max_bytes_rule(self.limits))
-            updated = streamconfig.apply_update(cfg)
+            rule = account_limits.max_bytes_rule(self.limits)
+            configchecks.check_config(cfg, existing_streams=others, pedantic=pedantic,
+                                      max_bytes=rule)
+            stream = self.lookup_stream_locked(cfg.name)
+            updated = configchecks.check_update(
+                stream.config, cfg, existing_streams=others, pedantic=pedantic,
+                consumers=self.consumers.configs_locked(stream.name), max_bytes=rule)
             account_limits.check_update(self.limits, others, stream.config, updated,
                                         self.resources)
             if isinstance(stream.store, FileStore):

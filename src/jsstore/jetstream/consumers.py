@@ -161,6 +161,11 @@ class ConsumerRegistry:
             raise api_errors.JSConsumerNotFoundErr()
         return consumer
 
+    def configs_locked(self, stream_name: str) -> dict[str, ConsumerConfig]:
+        """The configurations of the stream's consumers, by name."""
+        return {name: consumer.config
+                for name, consumer in self._by_stream.get(stream_name, {}).items()}
+
     def _of_stream(self, stream_name: str) -> dict[str, Consumer]:
         return self._by_stream.setdefault(stream_name, {})
 
@@ -195,7 +200,7 @@ class ConsumerRegistry:
             plan = consumercreate.plan_request(
                 request, target, stream=stream.config if stream is not None else None,
                 consumers={n: c.config for n, c in consumers.items()},
-                limits=self.js.consumer_limits)
+                limits=self.js.consumer_limits, has_interest=self.bus.has_interest)
             if plan.exists:
                 consumer = consumers[plan.name]
                 consumer.update_config(plan.config)

@@ -20,28 +20,67 @@ with "insufficient resources" once all of them hold more than that in its storag
 
 from __future__ import annotations
 
+import os
 from typing import Iterable
 
 from jsstore.consumer.config import ServerLimits
 from jsstore.jetstream.info import AccountLimits
-from jsstore.stream.config import MaxBytesRule, StreamConfig
+from jsstore.stream.config import StreamConfig
+from jsstore.stream.configchecks import MaxBytesRule
 from jsstore.wire import apierrors as api_errors
 
 UNLIMITED = AccountLimits()
+DEFAULT_MAX_MEMORY = 256 << 20      # nats-server's when the memory can not be found out
+DEFAULT_MAX_STORAGE = 1 << 40       # ... and its default disk limit
 
 
 class ServerResources:
     """The server's JetStream limits, shared by the JetStreams of every account (-1:
-    none); each JetStream joins when it opens."""
+    none); each JetStream joins when it opens.  Limits the configuration sets bear on
+    reservations and publishes; the ones a server works out for itself when none are
+    set (``dynamic``: nats-server's 75% of the memory and the store's free disk) only on
+    reservations (a full disk is the store's own error)."""
 
-    def __init__(self, max_memory: int = -1, max_storage: int = -1):
+    def __init__(self, max_memory: int = -1, max_storage: int = -1, *,
+                 dynamic: tuple[bool, bool] = (False, False)):
         self.max_memory = max_memory
         self.max_storage = max_storage
+        self.dynamic = dynamic          # (memory, storage): worked out, not configured
         self.members: list = []         # the accounts' JetStreams
+
+    @classmethod
+    def of_machine(cls, store_dir: str, max_memory: int = -1,
+                   max_storage: int = -1) -> ServerResources:
+        """The limits given, and where one is not (-1), nats-server's default for it:
+        three quarters of the physical memory, the free space of the store's disk."""
+        dynamic = (max_memory < 0, max_storage < 0)
+        if max_memory < 0:
+            try:
+                max_memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4 * 3
+            except (ValueError, OSError):
+                max_memory = DEFAULT_MAX_MEMORY
+        if max_storage < 0:
+            probe = store_dir
+            while probe and not os.path.isdir(probe):
+                probe = os.path.dirname(probe)
+            try:
+                stat = os.statvfs(probe or ".")
+                max_storage = stat.f_bavail * stat.f_frsize
+            except OSError:
+                max_storage = DEFAULT_MAX_STORAGE
+        return cls(max_memory, max_storage, dynamic=dynamic)
+
+    def usage_limit(self, storage: str) -> int:
+        """What the server may hold in `storage` before publishes are refused (-1: no
+        limit)."""
+        if storage == "memory":
+            return -1 if self.dynamic[0] else self.max_memory
+        return -1 if self.dynamic[1] else self.max_storage
 
     @property
     def limited(self) -> bool:
-        return self.max_memory >= 0 or self.max_storage >= 0
+        """Whether publishes have to look at what the server holds."""
+        return self.usage_limit("memory") >= 0 or self.usage_limit("file") >= 0
 
     def configs(self) -> list[StreamConfig]:
         return [config for js in self.members for config in js.stream_configs()]
@@ -126,7 +165,7 @@ def check_usage(limits: AccountLimits, server: ServerResources, storage: str,
     """A message of `size` bytes into `storage`: refused with "insufficient resources"
     while the server's JetStreams hold more than its limit, and when the account would
     hold more than its own with the message."""
-    server_limit = server.max_memory if storage == "memory" else server.max_storage
+    server_limit = server.usage_limit(storage)
     if server_limit >= 0 and server.used(storage) > server_limit:
         raise api_errors.JSInsufficientResourcesErr()
     if over_limit(limits, storage, account_used + size):
