@@ -70,10 +70,17 @@ def test_account_info_shape_and_api_counts(js):
 
 
 @pytest.mark.parametrize("subject", ["$JS.API.STREAM.FOO", "$JS.API.STREAM.INFO.",
-                                     "$JS.API.STREAM.INFO.a.b", "$JS.API.STREAM.INFO.*",
-                                     "other.subject", "$JS.API.STREAM.NAMES.x"])
+                                     "$JS.API.STREAM.INFO.a.b", "other.subject",
+                                     "$JS.API.STREAM.NAMES.x"])
 def test_unknown_subjects_get_no_answer(js, subject):
     assert js.request(subject, b"{}") is None
+
+
+@pytest.mark.parametrize("name", ["*", ">"])
+def test_a_wildcard_token_is_a_stream_name(js, name):
+    """nats-server's STREAM.INFO.* subscription takes a published "*" or ">" token as
+    the stream's name (tests/test_api_subjects.py compares)."""
+    assert call(js, f"$JS.API.STREAM.INFO.{name}")["error"]["err_code"] == 10059
 
 
 # -- create / update ------------------------------------------------------------------------
