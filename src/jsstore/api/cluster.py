@@ -15,7 +15,9 @@ header (counted and audited as a failed request):
 The system account's subjects (``SYSTEM_ACCOUNT_ONLY``) are served in that account alone:
 an ordinary account's request is taken by its ``$JS.API.>`` import and goes unanswered
 (the requester times out; it is not "no responders").  jsstore keeps one ordinary
-account, so nothing answers them here either.
+account, so nothing answers them here either.  (In the system account itself a single
+nats-server leaves them unanswered too, but for ACCOUNT.PURGE.<account>, which deletes
+that account's streams and answers ``account_purge_response`` ``"initiated": true``.)
 """
 
 from __future__ import annotations
