@@ -72,10 +72,61 @@ def test_account_info_shape_and_api_counts(js):
 
 
 @pytest.mark.parametrize("subject", ["$JS.API.STREAM.FOO", "$JS.API.STREAM.INFO.",
-                                     "$JS.API.STREAM.INFO.a.b", "$JS.API.STREAM.INFO.*",
-                                     "other.subject", "$JS.API.STREAM.NAMES.x"])
+                                     "$JS.API.STREAM.INFO.a.b", "other.subject",
+                                     "$JS.API.STREAM.NAMES.x"])
 def test_unknown_subjects_get_no_answer(js, subject):
     assert js.request(subject, b"{}") is None
+
+
+@pytest.mark.parametrize("subject, response_type", [
+    ("STREAM.LEADER.STEPDOWN.S", "stream_leader_stepdown_response"),
+    ("STREAM.PEER.REMOVE.NOPE", "stream_remove_peer_response"),
+    ("STREAM.PEER.EVACUATE.S", "stream_evacuate_peer_response"),
+    ("STREAM.CANCEL_MOVE.S", "stream_cancel_move_response"),
+    ("CONSUMER.LEADER.STEPDOWN.S.C", "consumer_leader_stepdown_response"),
+    ("CONSUMER.PEER.REMOVE.S.C", "consumer_remove_peer_response"),
+    ("CONSUMER.PEER.EVACUATE.NOPE.NOPE", "consumer_evacuate_peer_response"),
+])
+def test_clustering_subjects_need_a_cluster(js, subject, response_type):
+    """One server answers them all 503/10010, counted and audited as failed requests;
+    neither the names, the body nor an API level header matter."""
+    audits = []
+    js.bus.subscribe("$JS.EVENT.ADVISORY.API", audits.append)
+    for body in (b"", b"{bad"):
+        answer = call(js, "$JS.API." + subject, body)
+        assert_error(answer, response_type, 503, 10010)
+        assert list(answer) == ["type", "error"]
+    raw = js.request("$JS.API." + subject, b"", {"Nats-Required-Api-Level": "99"})
+    assert json.loads(raw)["error"]["err_code"] == 10010
+    assert [json.loads(a.data)["subject"] for a in audits] == ["$JS.API." + subject] * 3
+    assert call(js, "$JS.API.INFO")["api"]["errors"] == 3
+    assert js.request("$JS.API." + subject + ".X") is None
+
+
+@pytest.mark.parametrize("subject", ["META.LEADER.STEPDOWN", "META.RESCUE", "SERVER.REMOVE",
+                                     "SERVER.EVACUATE", "ACCOUNT.PURGE.S",
+                                     "ACCOUNT.STREAM.MOVE.A.S",
+                                     "ACCOUNT.STREAM.CANCEL_MOVE.A.S"])
+def test_system_account_subjects_go_unanswered(js, subject):
+    """Taken by $JS.API.> (not "no responders"), answered by nobody."""
+    assert js.router().dispatch("$JS.API." + subject, b"", None, lambda h, d: None) is True
+    assert js.request("$JS.API." + subject) is None
+
+
+@pytest.mark.parametrize("subject, served", [
+    ("$JS.API.NOPE", True), ("$JS.API.CONSUMER.RESET.S.C", True),
+    ("$JS.API.DIRECT.GET", False), ("$JS.API.DIRECT.GET.S", False),
+    ("$JS.API.CONSUMER.MSG.NEXT.S.C", False), ("$JS.API", False),
+])
+def test_what_no_responders_means(js, subject, served):
+    assert js.router().dispatch(subject, b"", None, lambda h, d: None) is served
+
+
+@pytest.mark.parametrize("name", ["*", ">"])
+def test_a_wildcard_token_is_a_stream_name(js, name):
+    """nats-server's STREAM.INFO.* subscription takes a published "*" or ">" token as
+    the stream's name (tests/test_api_subjects.py compares)."""
+    assert call(js, f"$JS.API.STREAM.INFO.{name}")["error"]["err_code"] == 10059
 
 
 # -- create / update ------------------------------------------------------------------------

@@ -330,7 +330,8 @@ def test_same_config_and_apply_update():
     ("$JS.API.CONSUMER.CREATE.S.C.foo.*", ("named", "S", "C", "foo.*")),
     ("$JS.API.CONSUMER.DURABLE.CREATE.S.D", ("durable", "S", "D", "")),
     ("$JS.API.CONSUMER.DURABLE.CREATE.S.D.x", None),
-    ("$JS.API.CONSUMER.CREATE.*", None),
+    ("$JS.API.CONSUMER.CREATE.*", ("ephemeral", "*", "", "")),   # a literal "*" name
+    ("$JS.API.CONSUMER.CREATE.S.", None),
     ("$JS.API.CONSUMER.INFO.S.C", None),
 ])
 def test_parse_create_subject(subject, parts):

@@ -5,8 +5,10 @@ Every scenario gets a fresh nats-server (deleting the streams of the previous sc
 instead races with nats-server removing their directories) and a fresh jsstore directory.  For every step both sides get
 the same subject, payload and headers, and every answer to the request is collected: the
 first one, or for a step marked `many` everything up to a ``204 EOB`` or another status
-(a short silence ends the wait too).  A "no responders" status from nats-server counts as
-no answer, which is what jsstore gives for a subject nothing serves.
+(a short silence ends the wait too).  "No responders" is an answer of its own (a 503
+status from a server; from the embedded JetStream, a subject nothing serves), compared
+without its extra headers; it differs from no answer at all, which is what nats-server
+gives to a $JS.API subject no handler takes.
 
 Answers are compared after removing only what differs between any two servers:
 * JSON bodies: the keys in VOLATILE (creation and message times, server ids, cluster info,
@@ -99,6 +101,11 @@ def normalise(hdr: bytes | None, data: bytes, raw_payload: bool,
 
 def is_no_responders(answers: list[tuple[bytes | None, bytes]]) -> bool:
     return len(answers) == 1 and _status(answers[0][0]) == "503" and not answers[0][1]
+
+
+# what a step's answers become when the server said "no responders" (its status line may
+# carry more headers than another server's); no answer at all stays an empty list
+NO_RESPONDERS = [(b"NATS/1.0 503 <no responders>\r\n\r\n", b"", "")]
 
 
 # -- the nats-server side -----------------------------------------------------------------
@@ -201,7 +208,10 @@ class JsstoreSide:
 
         def send(hdr, data):
             self._arrived(Msg(inbox, data, hdr))
-        self.js.router().dispatch(subject, payload, encode_headers(step.headers), send, inbox)
+        served = self.js.router().dispatch(subject, payload, encode_headers(step.headers),
+                                           send, inbox)
+        if not served:
+            return list(NO_RESPONDERS)          # what `jsstore serve` answers then
         answers = []
         timeout = FIRST_ANSWER_TIMEOUT
         while True:
@@ -262,52 +272,64 @@ def mask_ack(reply: str) -> str:
     return ".".join(tokens)
 
 
+def compare_scenario(scenario: scenarios.Scenario, real_side, mine_side,
+                     known: dict | None = None) -> tuple[list[str], list[str]]:
+    """Run a scenario's steps on both sides (a ServerSide and a ServerSide or JsstoreSide)
+    and compare the answers step by step: (mismatches, steps listed in `known` as
+    different that are equal now)."""
+    known = known or {}
+    labelled: dict[str, tuple[list, list]] = {}
+    mismatches, unexpected_matches = [], []
+    for number, step in enumerate(scenario.steps, 1):
+        if step.sleep:
+            time.sleep(step.sleep)
+            continue
+        payload = _payload(step)
+        real_subject = mine_subject = None
+        if step.ack_of is not None:
+            label, index = step.ack_of
+            real_subject = labelled[label][0][index - 1][2]
+            mine_subject = labelled[label][1][index - 1][2]
+        real = real_side.request(step, payload, real_subject)
+        if is_no_responders(real):
+            real = list(NO_RESPONDERS)
+        mine = mine_side.request(step, payload, mine_subject)
+        if is_no_responders(mine):
+            mine = list(NO_RESPONDERS)
+        if step.label:
+            labelled[step.label] = (real, mine)
+        raw = "DIRECT.GET." in step.subject
+        same = ([normalise(h, d, raw) + (mask_ack(r),) for h, d, r in real]
+                == [normalise(h, d, raw) + (mask_ack(r),) for h, d, r in mine])
+        label = (f"step {number}: {real_subject or step.subject} {payload!r} "
+                 f"headers={step.headers}\n"
+                 f"  nats-server:\n{_show(real)}\n  jsstore:\n{_show(mine)}")
+        known_difference = known.get((scenario.name, number))
+        if known_difference is None:
+            if not same:
+                mismatches.append(label)
+            continue
+        if same:
+            unexpected_matches.append(f"{label}\n  listed as different: "
+                                      f"{known_difference.reason}")
+        elif known_difference.ignore:
+            ignore = frozenset(known_difference.ignore)
+            if ([normalise(h, d, raw, ignore) for h, d, _ in real]
+                    != [normalise(h, d, raw, ignore) for h, d, _ in mine]):
+                mismatches.append(f"{label}\n  differs beyond {sorted(ignore)}")
+    return mismatches, unexpected_matches
+
+
 @pytest.mark.parametrize("group, scenario", list(_cases()))
 def test_scenario_matches_nats_server(group, scenario, server_side, tmp_path):
     if group.feature is not None and group.feature not in features():
         pytest.skip(f"jsstore does not support {group.feature!r} yet "
                     f"(not in jsstore.jetstream.account.FEATURES)")
-    known = known_differences()
     js = jetstream.open(tmp_path / "jsstore")
     mine_side = JsstoreSide(js)
-    labelled: dict[str, tuple[list, list]] = {}
-    mismatches, unexpected_matches = [], []
     try:
-        for number, step in enumerate(scenario.steps, 1):
-            if step.sleep:
-                time.sleep(step.sleep)
-                continue
-            payload = _payload(step)
-            real_subject = mine_subject = None
-            if step.ack_of is not None:
-                label, index = step.ack_of
-                real_subject = labelled[label][0][index - 1][2]
-                mine_subject = labelled[label][1][index - 1][2]
-            real = server_side.request(step, payload, real_subject)
-            if is_no_responders(real):
-                real = []
-            mine = mine_side.request(step, payload, mine_subject)
-            if step.label:
-                labelled[step.label] = (real, mine)
-            raw = "DIRECT.GET." in step.subject
-            same = ([normalise(h, d, raw) + (mask_ack(r),) for h, d, r in real]
-                    == [normalise(h, d, raw) + (mask_ack(r),) for h, d, r in mine])
-            label = (f"step {number}: {real_subject or step.subject} {payload!r} "
-                     f"headers={step.headers}\n"
-                     f"  nats-server:\n{_show(real)}\n  jsstore:\n{_show(mine)}")
-            known_difference = known.get((scenario.name, number))
-            if known_difference is None:
-                if not same:
-                    mismatches.append(label)
-                continue
-            if same:
-                unexpected_matches.append(f"{label}\n  listed as different: "
-                                          f"{known_difference.reason}")
-            elif known_difference.ignore:
-                ignore = frozenset(known_difference.ignore)
-                if ([normalise(h, d, raw, ignore) for h, d, _ in real]
-                        != [normalise(h, d, raw, ignore) for h, d, _ in mine]):
-                    mismatches.append(f"{label}\n  differs beyond {sorted(ignore)}")
+        mismatches, unexpected_matches = compare_scenario(scenario, server_side, mine_side,
+                                                          known_differences())
     finally:
         mine_side.close()
         js.close()

@@ -65,7 +65,7 @@ def test_consumer_is_one_class_with_its_collaborators():
 def test_jetstream_consumer_methods_are_the_registry_s():
     for name in ("add_consumer", "update_consumer", "consumer_info", "consumer_names",
                  "consumers_info", "delete_consumer", "pause_consumer", "unpin_consumer",
-                 "pull_subscribe"):
+                 "reset_consumer", "pull_subscribe"):
         method = getattr(jsstore.JetStream, name)
         assert method.__wrapped__ is getattr(ConsumerRegistry, name)
         assert method.__doc__

@@ -22,7 +22,7 @@ from jsstore.api.router import Router
 from jsstore.consumer.config import ConsumerConfig
 from jsstore.jetstream import account as _account
 from jsstore.jetstream.account import JetStream, PubAck, open
-from jsstore.jetstream.consumers import ConsumerInfo
+from jsstore.jetstream.consumers import ConsumerInfo, ConsumerResetInfo
 from jsstore.jetstream.info import AccountInfo, NoStreamResponseError, StoredMsg, StreamInfo
 from jsstore.jetstream.pullsub import JsMsg, PullSubscription
 from jsstore.store.config import StoreConfig, StoreOptions
@@ -36,5 +36,5 @@ _account.use_api(Router)
 
 __all__ = ["FileStore", "MemStore", "StreamConfig", "StoreConfig", "StoreOptions", "errors",
            "stream_dir", "open", "JetStream", "PubAck", "StoredMsg", "StreamInfo", "AccountInfo",
-           "NoStreamResponseError", "ConsumerConfig", "ConsumerInfo", "JsMsg",
+           "NoStreamResponseError", "ConsumerConfig", "ConsumerInfo", "ConsumerResetInfo", "JsMsg",
            "PullSubscription", "__version__"]

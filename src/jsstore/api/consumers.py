@@ -8,7 +8,9 @@
 ``ConsumerApi(js).resolve(subject)`` names the handler for a subject (None: not one of
 these); ``answer`` runs it and writes nats-server's JSON (the response ``type`` first,
 then the result or the error).  ``CONSUMER.MSG.NEXT`` (pull requests) is not a JSON
-request: the router hands it to the consumer directly.
+request: the router hands it to the consumer directly.  ``CONSUMER.RESET`` is served by
+the consumer too (``reset``): nats-server subscribes it per consumer, so a missing
+consumer goes unanswered, and it is neither counted nor audited as an API request.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from jsstore.consumer import create as consumercreate
 from jsstore.consumer.config import wire_config
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import ZERO_TIME
-from jsstore.jetstream.consumers import ConsumerInfo
+from jsstore.jetstream.consumers import ConsumerInfo, ConsumerResetInfo
 from jsstore.wire import apierrors as api_errors
-from jsstore.wire.api import TYPE_PREFIX
+from jsstore.wire.api import TYPE_PREFIX, api_level_too_high
 
 CREATE_TYPE = TYPE_PREFIX + "consumer_create_response"
 INFO_TYPE = TYPE_PREFIX + "consumer_info_response"
@@ -34,6 +36,7 @@ NAMES_TYPE = TYPE_PREFIX + "consumer_names_response"
 LIST_TYPE = TYPE_PREFIX + "consumer_list_response"
 PAUSE_TYPE = TYPE_PREFIX + "consumer_pause_response"
 UNPIN_TYPE = TYPE_PREFIX + "consumer_unpin_response"
+RESET_TYPE = TYPE_PREFIX + "consumer_reset_response"
 NAMES_LIMIT = 1024                  # JSApiNamesLimit
 LIST_LIMIT = 256                    # JSApiListLimit
 PREFIX = "$JS.API.CONSUMER."
@@ -45,6 +48,21 @@ ConsumerInfoResponse = msgspec.defstruct(
     [("type", str)] + [(f.name, f.type, msgspec.NODEFAULT if f.required else f.default)
                        for f in msgspec.structs.fields(ConsumerInfo)],
     omit_defaults=True, kw_only=True)
+
+
+# CONSUMER.RESET: the response type, the consumer's info, then reset_seq (always written)
+ResetResponse = msgspec.defstruct(
+    "ResetResponse",
+    [("type", str)] + [(f.name, f.type, msgspec.NODEFAULT if f.required else f.default)
+                       for f in msgspec.structs.fields(ConsumerResetInfo)],
+    omit_defaults=True, kw_only=True)
+
+
+class ResetError(msgspec.Struct):
+    """A failed CONSUMER.RESET still carries reset_seq (0)."""
+    type: str
+    error: dict
+    reset_seq: int = 0
 
 
 class ErrorResponse(msgspec.Struct):
@@ -218,6 +236,25 @@ class ConsumerApi:
         return PauseResponse(type=response_type, paused=info.paused,
                              pause_until=go_time(until) if until > 0 else go_time(0),
                              pause_remaining=until - now if info.paused else 0)
+
+    def reset(self, consumer, payload: bytes, hdr: bytes | None) -> bytes:
+        """CONSUMER.RESET.<stream>.<consumer> of a consumer in hand (the lock held): an
+        optional ``{"seq": N}`` read with json.Unmarshal (any non-empty body is decoded;
+        null, {} and seq 0 reset to the ack floor).  The caller sends the answer, then
+        lets the consumer deliver."""
+        try:
+            if api_level_too_high(hdr):
+                raise api_errors.JSRequiredApiLevelErr()
+            seq = 0
+            if payload:
+                try:
+                    seq = gojson.unmarshal(payload, requests.CONSUMER_RESET).get("seq") or 0
+                except gojson.GoJSONError as exc:
+                    raise api_errors.JSInvalidJSONErr(err=exc) from None
+            info = self.js.consumers.reset_locked(consumer, seq)
+        except api_errors.ApiError as exc:
+            return gojson.encode(ResetError(type=RESET_TYPE, error=exc.to_dict()))
+        return gojson.encode(ResetResponse(type=RESET_TYPE, **_info_fields(info)))
 
     def unpin(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
         try:    # json.Unmarshal here, not the strict request decoder

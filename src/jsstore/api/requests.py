@@ -107,6 +107,7 @@ RESTORE = gojson.struct("server.JSApiStreamRestoreRequest", {
 CONSUMERS = gojson.struct("server.JSApiConsumersRequest", _PAGED)
 CONSUMER_PAUSE = gojson.struct("server.JSApiConsumerPauseRequest", {"pause_until": TIME_NS})
 CONSUMER_UNPIN = gojson.struct("server.JSApiConsumerUnpinRequest", {"group": STRING})
+CONSUMER_RESET = gojson.struct("server.JSApiConsumerResetRequest", {"seq": UINT64})
 
 
 def decode_fields(payload: bytes, target: gojson.GoType) -> dict:

@@ -4,6 +4,12 @@ snapshot subjects, or a stream that captures the subject (a publish).
 ``Router(js).dispatch(subject, payload, hdr, send)`` answers through ``send(hdr, data)``
 (zero, one or several messages to the request's reply subject) and returns whether
 anything serves the subject: False is what a NATS client sees as "no responders".
+
+As in nats-server, JetStream takes every subject under ``$JS.API.>``: one no handler
+serves (an unknown subject, a system account subject, a reset of a missing consumer)
+goes unanswered and its requester times out.  Direct gets and pull requests are the
+exception: streams and consumers subscribe those themselves, so nobody serving one is
+"no responders".
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import itertools
 from typing import Callable, Mapping
 
 from jsstore.api import schemas
+from jsstore.api.cluster import cluster_only_type
 from jsstore.api.consumers import ConsumerApi
 from jsstore.api.direct import direct_get
 from jsstore.api.snapshot import SnapshotApi
@@ -28,8 +35,10 @@ from jsstore.wire.bus import Msg
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
 
-DIRECT_GET_PREFIX = schemas.API_PREFIX + "DIRECT.GET."
+DIRECT_GET = schemas.API_PREFIX + "DIRECT.GET"
+DIRECT_GET_PREFIX = DIRECT_GET + "."
 PULL_REQUEST_PREFIX = schemas.API_PREFIX + "CONSUMER.MSG.NEXT."
+RESET_PREFIX = schemas.API_PREFIX + "CONSUMER.RESET."
 CONSUMER_PREFIX = schemas.API_PREFIX + "CONSUMER."
 FLOW_CONTROL_PREFIX = "$JS.FC."
 SNAPSHOT_PREFIX = "$JS.SNAPSHOT."
@@ -107,16 +116,25 @@ class Router:
     # -- $JS.API.* ----------------------------------------------------------------------
     def _api(self, subject: str, payload: bytes, hdr: bytes | None, send: Send,
              reply: str | None) -> bool:
+        """A $JS.API.> subject: False only for an unserved direct get or pull request."""
+        if subject == DIRECT_GET:
+            return False
         if subject.startswith(DIRECT_GET_PREFIX):
             return self._direct_get(subject[len(DIRECT_GET_PREFIX):], payload, hdr, send)
         if subject.startswith(PULL_REQUEST_PREFIX):
             return self._pull_request(subject[len(PULL_REQUEST_PREFIX):], payload, hdr, reply,
                                       send)
+        if subject.startswith(RESET_PREFIX):
+            return self._consumer_reset(subject[len(RESET_PREFIX):], payload, hdr, send)
+        cluster_type = cluster_only_type(subject)
+        if cluster_type is not None:
+            return self._cluster_only(cluster_type, subject, payload, send)
         if subject.startswith(CONSUMER_PREFIX):
             return self._consumer_api(subject, payload, hdr, send)
         resolved = self.streams.resolve(subject)
         if resolved is None:
-            return self._snapshot_request(subject, payload, reply, send)
+            self._snapshot_request(subject, payload, reply, send)
+            return True
         if api_level_too_high(hdr):
             response_type = resolved[0]
             send(None, gojson.encode(self.streams.error_response(
@@ -131,7 +149,7 @@ class Router:
                       send: Send) -> bool:
         resolved = self.consumers.resolve(subject)
         if resolved is None:
-            return False
+            return True                 # taken by $JS.API.>, unanswered
         if api_level_too_high(hdr):
             send(None, gojson.encode(self.consumers.error_response(
                 resolved[0], api_errors.JSRequiredApiLevelErr())))
@@ -141,6 +159,30 @@ class Router:
         self.streams.count(error=answer.find(b'"error":') >= 0)
         send(None, answer)
         self._audit(subject, payload, answer)
+        return True
+
+    def _cluster_only(self, response_type: str, subject: str, payload: bytes,
+                      send: Send) -> bool:
+        """A clustering subject (jsstore.api.cluster): one server needs a cluster for it."""
+        answer = gojson.encode(schemas.ErrorResponse(
+            type=response_type, error=api_errors.JSClusterRequiredErr().to_dict()))
+        self.streams._count(True, error=True)
+        send(None, answer)
+        self._audit(subject, payload, answer)
+        return True
+
+    def _consumer_reset(self, rest: str, payload: bytes, hdr: bytes | None,
+                        send: Send) -> bool:
+        """$JS.API.CONSUMER.RESET.<stream>.<consumer>: served by the consumer (no consumer:
+        unanswered, as nats-server's $JS.API.> takes the subject); answered, then the
+        consumer delivers from where it was reset to."""
+        stream, dot, name = rest.partition(".")
+        with self.lock:
+            consumer = self.js.consumers.find_locked(stream, name) if dot else None
+            if consumer is None:
+                return True
+            send(None, self.consumers.reset(consumer, payload, hdr))
+            consumer.gather()
         return True
 
     # -- consumers: pull requests, acks, flow control ---------------------------------------
@@ -223,11 +265,12 @@ class Router:
 
     def _snapshot_request(self, subject: str, payload: bytes, reply: str | None,
                           send: Send) -> bool:
+        """STREAM.SNAPSHOT.<stream> and STREAM.RESTORE.<stream>; False for another subject."""
         rest = subject[len(schemas.API_PREFIX):]
         for prefix, method in (("STREAM.SNAPSHOT.", "snapshot"), ("STREAM.RESTORE.", "restore")):
             if rest.startswith(prefix):
                 name = rest[len(prefix):]
-                if not name or "." in name or name in ("*", ">"):
+                if not name or "." in name:
                     return False
                 api = self.snapshots()
                 if method == "snapshot":

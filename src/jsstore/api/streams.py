@@ -130,12 +130,12 @@ class StreamApi:
         fixed = self._fixed.get(rest)
         if fixed is not None:
             return fixed[0], fixed[1], ""
-        # no prefix is a prefix of another, and a stream name holds no "." or wildcard
+        # no prefix is a prefix of another; the name is one token (nats-server's
+        # subscription is "<prefix>*"), and a published "*" or ">" token is a literal name
         for prefix, (response_type, handler) in self._routes.items():
             if rest.startswith(prefix):
                 name = rest[len(prefix):]
-                # a token such as "S*" is literal; only "*" and ">" alone are wildcards
-                if name and "." not in name and name not in ("*", ">"):
+                if name and "." not in name:
                     return response_type, handler, name
                 return None
         return None

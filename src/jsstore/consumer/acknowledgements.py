@@ -57,6 +57,16 @@ class Acknowledgements:
         """A new consumer: nothing is acknowledged below `stream_seq` yet."""
         self.ack_floor_delivery, self.ack_floor_stream = 0, stream_seq - 1
 
+    def reset(self, floor: int) -> None:
+        """A consumer reset (CONSUMER.RESET): nothing pending, no redeliveries counted or
+        queued, no ack seen, the ack floor at (0, `floor`); the store starts over there."""
+        self.ack_floor_delivery, self.ack_floor_stream = 0, floor
+        self.redelivery_counts.clear()
+        self.redelivery_queue.clear()
+        self.ack_timer_due = 0
+        self.last_acked_at = 0
+        self.store.reset(floor)
+
     def restore(self, state, first_seq: int) -> None:
         """Carry on from a stored state (applyState); `first_seq`: the stream's first."""
         consumer = self.consumer

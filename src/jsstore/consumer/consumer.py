@@ -49,6 +49,7 @@ from jsstore.consumer.delivery import (
     FIRST_HANDOVER,
     MAX_ACK_PENDING,
     headers_only,
+    reset_refusal,
     starting_position,
     with_header,
 )
@@ -61,6 +62,7 @@ from jsstore.gocompat.durations import MILLISECOND as MS
 from jsstore.gocompat.durations import SECOND
 from jsstore.gocompat.times import parse_time_ns
 from jsstore.stream.advisories import ADVISORY_PREFIX
+from jsstore.wire import apierrors as api_errors
 from jsstore.wire.bus import Msg
 
 ACK_WAIT_DELAY = MS                     # ackWaitDelay: lets a burst expire together
@@ -550,6 +552,47 @@ class Consumer:
     def _advise_pause(self, now: int) -> None:
         self.advise(consumerevents.consumer_pause(
             self.stream.name, self.name, rfc3339_ns(self.config.pause_until), now=now))
+
+    # -- reset ----------------------------------------------------------------------------
+    def reset(self, seq: int = 0) -> int:
+        """CONSUMER.RESET (nats-server 2.14): start over as if created again at stream
+        sequence `seq`, or, with 0, just above the ack floor.  Nothing stays pending or
+        counted as redelivered, delivery sequences start at 1 again, the ack floor is
+        (0, seq - 1); waiting pull requests stay.  An interest stream lets go of the
+        messages of ours now below the floor (a work queue keeps them).  Returns the
+        sequence delivery starts from; JSConsumerInvalidResetErr when the configuration
+        does not allow `seq`.  The caller delivers (``gather``) once it has answered."""
+        if seq:
+            refusal = reset_refusal(self.config, self.stream.store, seq, rfc3339_ns)
+            if refusal is not None:
+                raise api_errors.JSConsumerInvalidResetErr(err=refusal)
+        else:
+            seq = self.acknowledgements.ack_floor_stream + 1
+        self.next_stream_seq = seq
+        self.next_delivery_seq = 1
+        self.last_per_subject_seqs, self.last_per_subject_resume = None, 0
+        self.last_delivered_at = 0
+        self.acknowledgements.reset(seq - 1)
+        self._stream_num_pending()
+        if (self.stream.config.retention or "limits") == "interest":
+            self._release_through(seq - 1)
+        return seq
+
+    def _release_through(self, floor: int) -> None:
+        """Interest retention: every message of ours at or below `floor` is acknowledged
+        (removed once no other consumer needs it)."""
+        store = self.stream.store
+        last = min(floor, store.last_seq)
+        seq = store.first_seq
+        while 0 < seq <= last:
+            try:
+                _, seq = store.load_next_msg(self.load_filter, seq)
+            except StoreError:
+                return
+            if seq > last:
+                return
+            self.stream.ack(self.name, seq)
+            seq += 1
 
     # -- configuration updates ------------------------------------------------------------
     def update_config(self, config) -> None:

@@ -96,16 +96,17 @@ class CreateSubject:
 
 
 def parse_create_subject(subject: str) -> CreateSubject | None:
-    """The create subject's parts; None for a subject no create handler serves."""
+    """The create subject's parts; None for a subject no create handler serves (a
+    published "*" or ">" token is a name like any other: the checks refuse it)."""
     if subject.startswith(DURABLE_CREATE_PREFIX):
         tokens = subject[len(DURABLE_CREATE_PREFIX):].split(".")
-        if len(tokens) != 2 or not all(tokens) or "*" in tokens or ">" in tokens:
+        if len(tokens) != 2 or not all(tokens):
             return None
         return CreateSubject("durable", tokens[0], tokens[1])
     if not subject.startswith(CREATE_PREFIX):
         return None
     tokens = subject[len(CREATE_PREFIX):].split(".")
-    if not all(tokens) or tokens[0] in ("*", ">") or (len(tokens) > 1 and tokens[1] in ("*", ">")):
+    if not all(tokens):
         return None
     if len(tokens) == 1:
         return CreateSubject("ephemeral", tokens[0])

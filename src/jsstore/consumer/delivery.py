@@ -1,6 +1,7 @@
 """What a delivery looks like, apart from any consumer's state: where a new consumer
-starts (nats-server's ``selectStartingSeqNo``), the header block of a ``headers_only``
-delivery, and the pin header of a pinned client's delivery.
+starts (nats-server's ``selectStartingSeqNo``), where a reset may send one back to
+(CONSUMER.RESET), the header block of a ``headers_only`` delivery, and the pin header of a
+pinned client's delivery.
 
 The delivery loop itself (``gather``, ``getNextMsg``, ``deliverMsg``) is the consumer's:
 ``jsstore.consumer.consumer.Consumer``.
@@ -9,6 +10,8 @@ The delivery loop itself (``gather``, ``getNextMsg``, ``deliverMsg``) is the con
 from __future__ import annotations
 
 from typing import Callable
+
+from jsstore.errors import StoreError
 
 MAX_ACK_PENDING = "max ack pending reached"   # getNextMsg's stall (errMaxAckPending)
 FIRST_HANDOVER = 8              # a pull batch's first messages, handed to the bus on their own
@@ -60,6 +63,27 @@ def starting_position(config, stream, filters: list[str],
     elif seq < first:
         seq = first
     return seq, last_per_subject, resume
+
+
+def reset_refusal(config, store, seq: int, time_ns: Callable[[str], int]) -> str | None:
+    """Why a consumer may not be reset to stream sequence `seq` (> 0), or None when it may
+    (CONSUMER.RESET with a sequence, nats-server 2.14): only deliver policies all,
+    by_start_sequence and by_start_time move to a sequence, never below their start — the
+    first message at or after `seq`, whatever its subject, must not be older than
+    opt_start_time (no message there: allowed)."""
+    policy = config.deliver_policy or "all"
+    if policy == "all":
+        return None
+    if policy == "by_start_sequence":
+        return "below start seq" if seq < (config.opt_start_seq or 0) else None
+    if policy == "by_start_time":
+        try:
+            msg, _ = store.load_next_msg(">", seq)
+        except StoreError:
+            return None
+        start = time_ns(config.opt_start_time) if config.opt_start_time else 0
+        return "below start time" if msg.ts < start else None
+    return "not allowed"
 
 
 def headers_only(hdr: bytes | None, payload: bytes) -> bytes:

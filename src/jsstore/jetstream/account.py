@@ -109,6 +109,7 @@ class JetStream:
     delete_consumer = _to_consumers(ConsumerRegistry.delete_consumer)
     pause_consumer = _to_consumers(ConsumerRegistry.pause_consumer)
     unpin_consumer = _to_consumers(ConsumerRegistry.unpin_consumer)
+    reset_consumer = _to_consumers(ConsumerRegistry.reset_consumer)
     pull_subscribe = _to_consumers(ConsumerRegistry.pull_subscribe)
 
     def __init__(self, directory: str | os.PathLike | None = None,

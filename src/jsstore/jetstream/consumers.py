@@ -7,6 +7,7 @@
     js.consumer_info("ORDERS", "DISPATCH")        # ConsumerInfo, nats-server's numbers
     js.consumers_info("ORDERS"); js.consumer_names("ORDERS")
     js.pause_consumer("ORDERS", "DISPATCH", until_ns); js.unpin_consumer(...)
+    js.reset_consumer("ORDERS", "DISPATCH", seq=100)   # start over (0: above the ack floor)
     js.delete_consumer("ORDERS", "DISPATCH")
 
 A file stream's consumers keep nats-server's ``obs/<name>/`` files (meta.inf, meta.sum,
@@ -73,6 +74,12 @@ class ConsumerInfo(msgspec.Struct, omit_defaults=True, kw_only=True):
     pause_remaining: int = 0
     ts: str
     priority_groups: list[PriorityGroupState] | None = None
+
+
+class ConsumerResetInfo(ConsumerInfo, kw_only=True):
+    """What a reset answers: the consumer's info right after it, and the stream sequence
+    delivery starts from again (nats-server's JSApiConsumerResetResponse)."""
+    reset_seq: int
 
 
 def new_consumer_name() -> str:
@@ -308,6 +315,27 @@ class ConsumerRegistry:
                 raise api_errors.JSConsumerInvalidPriorityGroupErr()
             if consumer.pull is not None:
                 consumer.pull.unpin(group, "admin", self.clock())
+
+    # -- reset ----------------------------------------------------------------------------
+    def reset_consumer(self, stream_name: str, name: str, seq: int = 0) -> ConsumerResetInfo:
+        """Start the consumer over (CONSUMER.RESET, nats-server 2.14): nothing pending or
+        redelivered, delivery sequences from 1, delivery from stream sequence `seq`, or
+        with 0 from just above its ack floor.  Only deliver policies all,
+        by_start_sequence and by_start_time take a `seq`, never below their start
+        (JSConsumerInvalidResetErr).  The info is taken before anything is delivered."""
+        with self.js.lock:
+            consumer = self.lookup_locked(stream_name, name)
+            info = self.reset_locked(consumer, seq)
+            consumer.gather()           # waiting requests and push interest get it now
+            return info
+
+    def reset_locked(self, consumer: Consumer, seq: int = 0) -> ConsumerResetInfo:
+        """reset_consumer of a consumer in hand, the lock held, without delivering: the
+        caller answers first (as nats-server does), then calls ``consumer.gather()``."""
+        reset_seq = consumer.reset(seq)
+        info = consumer_info(consumer, self.clock())
+        return ConsumerResetInfo(**{f: getattr(info, f) for f in info.__struct_fields__},
+                                 reset_seq=reset_seq)
 
     # -- time -----------------------------------------------------------------------------
     def tick_locked(self, now: int) -> int | None:
