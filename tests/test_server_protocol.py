@@ -147,3 +147,12 @@ def test_many_connections(server):
     counts = run(main(), timeout=60)
     assert sum(counts) == 3 * len(counts) + 300      # every fan-out, each queued one once
     assert all(c >= 3 for c in counts)
+
+
+def test_no_responders_status_names_the_subject(server):
+    raw = Raw(server.port)
+    raw.send(b'CONNECT {"headers":true,"no_responders":true,"verbose":false,'
+             b'"pedantic":false}\r\nSUB _INBOX.x 1\r\nPUB nothing.here _INBOX.x 2\r\nhi\r\n')
+    assert raw.until_pong() == [b"HMSG _INBOX.x 1 44 44",
+                                b"NATS/1.0 503", b"Nats-Subject: nothing.here", b"", b""]
+    raw.close()

@@ -2,7 +2,8 @@
 
 nats-server imports the ``$JS.API.>`` service into every account; for an account that has
 no JetStream, each handler answers "JetStream not enabled for account" (503, 10039) in its
-own response shape.  Direct gets and pull requests have no handler there (they are served
+own response shape; the clustering subjects answer first that they need a cluster (10010),
+as on any single server.  Direct gets and pull requests have no handler there (they are served
 by a stream's own subscriptions): nobody answers.  A subject under ``$JS.API.`` that no
 handler serves gets no answer either (the import takes it, nothing replies).
 """
@@ -12,7 +13,9 @@ from __future__ import annotations
 from typing import Callable
 
 from jsstore.api import schemas
+from jsstore.api.cluster import cluster_only_type
 from jsstore.api.consumers import ConsumerApi
+from jsstore.api.snapshot import RESTORE_TYPE, SNAPSHOT_TYPE, SnapshotApi
 from jsstore.api.streams import StreamApi
 from jsstore.gocompat import json as gojson
 from jsstore.wire import apierrors as api_errors
@@ -20,6 +23,8 @@ from jsstore.wire import apierrors as api_errors
 _STREAMS = StreamApi(None)          # for their subject tables and response shapes only
 _CONSUMERS = ConsumerApi(None)
 _NOT_SERVED = (schemas.API_PREFIX + "DIRECT.GET.", schemas.API_PREFIX + "CONSUMER.MSG.NEXT.")
+_TRANSFERS = {schemas.API_PREFIX + "STREAM.SNAPSHOT.": SNAPSHOT_TYPE,
+              schemas.API_PREFIX + "STREAM.RESTORE.": RESTORE_TYPE}
 
 
 def not_enabled(subject: str, send: Callable[["bytes | None", bytes], None]) -> bool:
@@ -27,7 +32,17 @@ def not_enabled(subject: str, send: Callable[["bytes | None", bytes], None]) -> 
     it (False: nothing serves `subject`)."""
     if not subject.startswith(schemas.API_PREFIX) or subject.startswith(_NOT_SERVED):
         return False
+    cluster_type = cluster_only_type(subject)
+    if cluster_type is not None:
+        send(None, gojson.encode(schemas.ErrorResponse(
+            type=cluster_type, error=api_errors.JSClusterRequiredErr().to_dict())))
+        return True
     error = api_errors.JSNotEnabledForAccountErr()
+    for prefix, response_type in _TRANSFERS.items():
+        name = subject[len(prefix):]
+        if subject.startswith(prefix) and name and "." not in name:
+            send(None, SnapshotApi.error_answer(response_type, error))
+            return True
     resolved = _STREAMS.resolve(subject)
     if resolved is not None:
         send(None, gojson.encode(_STREAMS.error_response(resolved[0], error)))

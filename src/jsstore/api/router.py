@@ -166,7 +166,7 @@ class Router:
         """A clustering subject (jsstore.api.cluster): one server needs a cluster for it."""
         answer = gojson.encode(schemas.ErrorResponse(
             type=response_type, error=api_errors.JSClusterRequiredErr().to_dict()))
-        self.streams._count(True, error=True)
+        self.streams.count(error=True)
         send(None, answer)
         self._audit(subject, payload, answer)
         return True

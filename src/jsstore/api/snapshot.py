@@ -359,7 +359,7 @@ class SnapshotApi:
         self.js.bus.publish(Msg(subject, data))
 
     @staticmethod
-    def _error(response_type: str, exc: api_errors.ApiError) -> bytes:
+    def error_answer(response_type: str, exc: api_errors.ApiError) -> bytes:
         if response_type == RESTORE_TYPE:
             return gojson.encode(RestoreErrorResponse(type=RESTORE_TYPE, error=exc.to_dict()))
         return gojson.encode(schemas.ErrorResponse(type=response_type, error=exc.to_dict()))
@@ -389,7 +389,7 @@ class SnapshotApi:
                 except Exception as exc:
                     raise api_errors.JSStreamSnapshotErrF(err=exc) from exc
             except api_errors.ApiError as exc:
-                return self._error(SNAPSHOT_TYPE, exc)
+                return self.error_answer(SNAPSHOT_TYPE, exc)
             body = state_body(state, details=False)
             answer = gojson.encode(SnapshotResponse(type=SNAPSHOT_TYPE, config=wire_config(stream.config),
                                                 state=body))
@@ -423,7 +423,7 @@ class SnapshotApi:
                                               for t in self._receiving.values()):
                     raise api_errors.JSStreamNameExistRestoreFailedErr()
             except api_errors.ApiError as exc:
-                return self._error(RESTORE_TYPE, exc)
+                return self.error_answer(RESTORE_TYPE, exc)
             subject = f"{RESTORE_PREFIX}{name}.{advisories.next_id()}"
             incoming = _Incoming(config, subject)
             self._receiving[subject] = incoming
@@ -482,7 +482,7 @@ class SnapshotApi:
         if respond is None:
             return
         if error is not None:
-            answer = self._error(schemas.STREAM_CREATE_TYPE, error)
+            answer = self.error_answer(schemas.STREAM_CREATE_TYPE, error)
         else:
             answer = gojson.encode(schemas.StreamCreateResponse(
                 type=schemas.STREAM_CREATE_TYPE, config=wire_config(info.config), created=info.created,

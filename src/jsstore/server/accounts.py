@@ -17,7 +17,7 @@ import threading
 
 from jsstore._core import protocol
 from jsstore.api.router import PULL_REQUEST_PREFIX, is_plain_ack
-from jsstore.server.client import NO_RESPONDERS, Client
+from jsstore.server.client import Client, no_responders
 from jsstore.server.subscriptions import SubjectTable, Subscription
 
 API_PREFIX = "$JS.API."
@@ -102,7 +102,7 @@ class Account:
         if reply and not delivered and not handled and origin.no_responders:
             for sub in self.table.match(reply):
                 if sub.client is origin:
-                    origin.deliver(sub, reply, None, NO_RESPONDERS, b"")
+                    origin.deliver(sub, reply, None, no_responders(subject), b"")
 
     def _answer_to(self, reply: str | None):
         if not reply:
@@ -148,7 +148,7 @@ class Account:
                 elif not delivered and origin.no_responders:
                     for sub in match(reply):
                         if sub.client is origin:
-                            origin.deliver(sub, reply, None, NO_RESPONDERS, b"")
+                            origin.deliver(sub, reply, None, no_responders(subject), b"")
         if answered:
             origin.count_out(answered, answered_bytes)
 

@@ -19,7 +19,12 @@ from jsstore.server.connect import decode_connect
 from jsstore.server.subscriptions import Subscription
 from jsstore.wire.ackreply import ACK_PREFIX
 
-NO_RESPONDERS = b"NATS/1.0 503\r\n\r\n"
+def no_responders(subject: str) -> bytes:
+    """The status a requester gets when nothing serves `subject` (nats-server 2.15 names
+    the subject)."""
+    return b"NATS/1.0 503\r\nNats-Subject: " + subject.encode() + b"\r\n\r\n"
+
+
 HOLD_TIME = 0.002           # answers held back for a client that pipelines, at most
 HOLD_BYTES = 64 * 1024      # ... and no more than this much of them
 QUIET_GAP = 0.002           # a client that sent nothing for this long may be waiting;
