@@ -67,6 +67,7 @@ cdef class BlockSubjects:
 cdef extern from "subject.h":
     int subject_is_literal(const char* s, size_t n) nogil          # no `*` / `>` tokens
     int subject_is_valid(const char* s, size_t n, int allow_wildcards) nogil
+    int subject_is_routable(const char* s, size_t n) nogil   # can be published on (`*`/`>` tokens too)
     int subject_matches(const char* subj, size_t sn, const char* flt, size_t fn) nogil   # literal subj vs filter
     int subject_filters_overlap(const char* a, size_t an, const char* b, size_t bn) nogil  # some subject matches both
     int subject_is_subset_match(const char* subj, size_t sn, const char* test, size_t tn) nogil

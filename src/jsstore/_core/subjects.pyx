@@ -524,6 +524,14 @@ def is_valid_subject(subject, bint allow_wildcards=False):
     return bool(subject_is_valid(PyBytes_AS_STRING(b), <size_t>PyBytes_GET_SIZE(b), allow_wildcards))
 
 
+def is_routable(subject):
+    """True when a message can be published on `subject`: no empty token, no white space;
+    `*` and `>` tokens anywhere (a publish on "kv.a.*" is routed to the subscriptions
+    whose wildcards match those tokens, as nats-server does)."""
+    cdef bytes b = _subject_bytes(subject)
+    return bool(subject_is_routable(PyBytes_AS_STRING(b), <size_t>PyBytes_GET_SIZE(b)))
+
+
 def is_literal(subject):
     """True when no token is exactly "*" or ">"."""
     cdef bytes b = _subject_bytes(subject)
