@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from bothservers import run, server  # noqa: F401  (the fixture)
+from bothservers import restartable, run, server  # noqa: F401  (the fixtures)
 
 nats = pytest.importorskip("nats")
 from nats.errors import NoRespondersError  # noqa: E402
@@ -351,3 +351,36 @@ def test_get_of_a_stored_wildcard_subject_by_sequence_and_next(server):
         await nc.close()
         return out
     assert run(main()) == [("g.*", b"star"), 2]
+
+
+@pytest.mark.parametrize("crash", [False, True])
+def test_stored_wildcard_subjects_after_a_restart(restartable, crash):
+    """The subjects as stored come back from the files, after a clean stop or a crash."""
+    servers = restartable
+
+    async def publish():
+        nc = await nats.connect(servers.url)
+        js = nc.jetstream()
+        await js.add_stream(name="W", subjects=["w.>"])
+        for subject in ["w.a.*", "w.a.b", "w.>", "w.a.*"]:
+            await js.publish(subject, subject.encode())
+        await nc.close()
+
+    async def read():
+        nc = await nats.connect(servers.url)
+        js = nc.jetstream()
+        out = {"all": (await js.stream_info("W", subjects_filter=">")).state.subjects,
+               "a": (await js.stream_info("W", subjects_filter="w.a.*")).state.subjects,
+               "last": (await js.get_msg("W", subject="w.a.*")).seq,
+               "ack": (await js.publish("w.a.*", b"more")).seq}
+        await nc.close()
+        return out
+
+    run(publish())
+    if crash:
+        servers.kill()
+    else:
+        servers.server.stop()
+    servers.start_again()
+    assert run(read()) == {"all": {"w.a.*": 2, "w.a.b": 1, "w.>": 1},
+                           "a": {"w.a.*": 2, "w.a.b": 1}, "last": 4, "ack": 5}
