@@ -48,6 +48,16 @@ int subject_is_literal(const char *s, size_t n)
     return 1;
 }
 
+int subject_has_full_wildcard(const char *s, size_t n)
+{
+    for (const char *gt = memchr(s, '>', n); gt != NULL;
+         gt = memchr(gt + 1, '>', (size_t)(s + n - gt - 1))) {
+        if ((gt == s || gt[-1] == '.') && (gt + 1 == s + n || gt[1] == '.'))
+            return 1;
+    }
+    return 0;
+}
+
 int subject_is_valid(const char *s, size_t n, int allow_wildcards)
 {
     if (n == 0)

@@ -27,6 +27,9 @@ int subject_is_valid(const char *s, size_t n, int allow_wildcards);
  * subscription. */
 int subject_is_routable(const char *s, size_t n);
 
+/* 1 when some token of s is exactly ">" (in any position). */
+int subject_has_full_wildcard(const char *s, size_t n);
+
 /* 1 when the literal subject subj is matched by the filter flt.  Tokens of subj are
  * compared as bytes: a "*" or ">" token in subj is not a wildcard, only a wildcard of flt
  * takes it (nats-server's sublist: a publish on "a.*" reaches "a.*", "a.>", "*.*" and ">",

@@ -325,6 +325,47 @@ def test_match_against_brute_force(subjects, flts, releases):
     assert all(by_id[sid] == subject for subject, sid in model.items())
 
 
+def ref_under_subset(subject: str, flt: str) -> bool:
+    """A stored subject under a filter when a stored `>` token lies under a `>` of the
+    filter only (nats-server's subjectIsSubsetMatch), other stored tokens as ref_matches."""
+    subj_tokens, flt_tokens = subject.split("."), flt.split(".")
+    for i, token in enumerate(flt_tokens):
+        if i >= len(subj_tokens):
+            return False
+        if token == ">":
+            return True
+        if subj_tokens[i] == ">" or (token != "*" and token != subj_tokens[i]):
+            return False
+    return len(subj_tokens) == len(flt_tokens)
+
+
+stored_subjects = st.lists(st.sampled_from(TOKENS + ["*", ">"]), min_size=1,
+                           max_size=4).map(".".join)
+
+
+@given(st.lists(stored_subjects, min_size=0, max_size=30), st.lists(filters(), min_size=1, max_size=6),
+       st.lists(st.integers(0, 29), max_size=12))
+def test_match_of_stored_wildcard_tokens(subjects, flts, releases):
+    """Subjects published with `*` and `>` tokens are stored as such: a filter's wildcards
+    take them as any token, or with subset, a stored `>` under a `>` of the filter only."""
+    index = SubjectIndex()
+    model = {}
+    for subject in subjects:
+        model[subject] = index.intern(subject)
+    for k in releases:
+        if k < len(subjects) and subjects[k] in model:
+            index.release(model.pop(subjects[k]))
+    index.verify()                      # (counts the live subjects with a `>` token)
+    assert index.stats()["full_wild"] == sum(">" in s.split(".") for s in model)
+    for flt in flts + [">"]:
+        everything = flt == ">"
+        assert index.match(flt) == sorted(
+            sid for subject, sid in model.items() if everything or ref_matches(subject, flt)), flt
+        assert index.match(flt, subset=True) == sorted(
+            sid for subject, sid in model.items()
+            if everything or ref_under_subset(subject, flt)), flt
+
+
 class SubjectIndexMachine(RuleBasedStateMachine):
     """Random intern/release/set against a dict model; invariants checked every step."""
 
