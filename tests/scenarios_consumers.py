@@ -113,6 +113,14 @@ MANAGEMENT = Group("consumer management", [
         ccreate("Q", "C", ack_policy="explicit", filter_subject="q.c"),
         ccreate("Q", "B", ack_policy="explicit", filter_subject="q.a"),
     ]),
+    Scenario("update: a push consumer keeps a deliver subject somebody listens on", [
+        # the deliver subject _DIFF.1 is the inbox of step 1, which both sides listen on
+        create("S", subjects=["s"]),
+        ccreate("S", "P", durable_name="P", deliver_subject="_DIFF.1"),
+        ccreate("S", "P", durable_name="P", deliver_subject="elsewhere"),
+        ccreate("S", "Q", durable_name="Q", deliver_subject="nobody"),
+        ccreate("S", "Q", durable_name="Q", deliver_subject="elsewhere2"),
+    ]),
     Scenario("pause and resume", [
         *orders(1),
         ccreate("ORDERS", "C", ack_policy="explicit"),

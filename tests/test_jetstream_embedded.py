@@ -9,7 +9,7 @@ import jsstore
 from jsstore.stream import config as streamconfig
 from jsstore._core.hashing import meta_hash_key, meta_sum
 from jsstore.wire import apierrors as E
-from jsstore.jetstream.info import meta_info_json
+from jsstore.jetstream.info import AccountLimits, meta_info_json
 from jsstore.wire.headers import decode_headers, encode_headers
 
 
@@ -329,3 +329,31 @@ def test_header_block_round_trip():
         encode_headers({"Bad Key": "v"})
     with pytest.raises(ValueError):
         encode_headers({"K": "line\r\nbreak"})
+
+
+def test_an_account_with_limits_in_its_own_directory(tmp_path):
+    """An embedded JetStream opened for an account keeps its streams under
+    jetstream/<account>/ and enforces that account's JetStream limits."""
+    limits = AccountLimits(max_streams=1, max_storage=400, max_bytes_required=True,
+                           storage_max_stream_bytes=1000)
+    with jsstore.open(tmp_path, account="ACC", limits=limits, domain="hub") as js:
+        with pytest.raises(E.JSStreamMaxBytesRequired):
+            js.add_stream(name="S", subjects=["s.>"])
+        with pytest.raises(E.JSStreamMaxStreamBytesExceeded):
+            js.add_stream(name="S", subjects=["s.>"], max_bytes=1001)
+        with pytest.raises(E.JSStorageResourcesExceededErr):
+            js.add_stream(name="S", subjects=["s.>"], max_bytes=401)
+        js.add_stream(name="S", subjects=["s.>"], max_bytes=400)
+        with pytest.raises(E.JSMaximumStreamsLimitErr):
+            js.add_stream(name="T", subjects=["t.>"], max_bytes=1)
+        ack = js.publish("s.1", b"x" * 200)
+        assert (ack.stream, ack.seq, ack.domain) == ("S", 1, "hub")
+        with pytest.raises(E.JSAccountResourcesExceededErr):
+            js.publish("s.2", b"x" * 200)
+        info = js.account_info()
+        assert (info.reserved_storage, info.limits) == (400, limits)
+    assert os.listdir(tmp_path / "jetstream" / "ACC" / "streams") == ["S"]
+    with jsstore.open(tmp_path, account="ACC") as js:
+        assert js.stream_names() == ["S"]
+    with jsstore.open(tmp_path) as js:
+        assert js.stream_names() == []

@@ -117,3 +117,39 @@ def test_users_and_permissions(tmp_path, kind):
                       b"-ERR 'Permissions Violation for Publish to \"admin.x\"'\r\nPONG\r\n")
     assert wrong == b"-ERR 'Authorization Violation'\r\n<closed>"
     assert free == b"PONG\r\n"
+
+
+def test_account_jetstream_limits_and_no_auth_user():
+    options = config.server_options(config.parse("""
+        jetstream { domain: hub }
+        accounts {
+          A: { users: [{user: a, password: x}],
+               jetstream: { mem: 1K, max_disk: 2K, streams: 3, consumers: 4,
+                            max_ack_pending: 5, mem_max_stream_bytes: 6,
+                            disk_max_stream_bytes: 7, max_bytes: true } }
+          B: { users: [{user: b, password: y}], jetstream: enabled }
+          C: { users: [{user: c, password: z}], jetstream: disabled }
+          D: { users: [{user: d, password: w}] }
+        }
+        no_auth_user: b
+    """))
+    assert options["domain"] == "hub" and options["no_auth_user"] == "b"
+    assert options["accounts"] == {
+        "A": {"max_memory": 1024, "max_storage": 2048, "max_streams": 3, "max_consumers": 4,
+              "max_ack_pending": 5, "memory_max_stream_bytes": 6,
+              "storage_max_stream_bytes": 7, "max_bytes_required": True},
+        "B": {}, "C": None, "D": None}
+    assert [u["account"] for u in options["users"]] == ["A", "B", "C", "D"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("accounts { A: { jetstream: { max_things: 1 } } }", "unknown field 'max_things'"),
+    ("accounts { A: { jetstream: { max_streams: many } } }", "parseable size"),
+    ("accounts { A: { jetstream: { max_bytes_required: 1 } } }", "parseable bool"),
+    ("accounts { A: { jetstream: sometimes } }", "'enabled' or 'disabled'"),
+    ("accounts { A: { users: [{user: a, password: b}] } }\nno_auth_user: z",
+     'no_auth_user: "z" not present'),
+])
+def test_account_configuration_errors(text, message):
+    with pytest.raises(config.ConfigError, match=message):
+        config.server_options(config.parse(text))

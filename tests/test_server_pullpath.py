@@ -58,7 +58,7 @@ def test_acks_and_the_next_request_in_one_read(js, conn):
     conn.feed(conn.request(NEXT, pull(10)))
     first = messages(conn.read())
     assert sseqs(first) == list(range(1, 11))
-    router = conn.client.server._router
+    router = conn.client.account.router
     apply, written_before = router.ack_many, []
 
     def ack_many(subjects):
@@ -151,7 +151,7 @@ def test_a_subscriber_to_ack_subjects_still_sees_every_ack(js):
     server = Server(js, host="127.0.0.1", port=-1)
     conn, watcher = Conn(server, 1), Conn(server, 2)
     watcher.feed(b"SUB $JS.ACK.> 7\r\n")
-    assert server.table.ack_watchers == 1
+    assert server.global_account.table.ack_watchers == 1
     js.add_consumer("ORDERS", durable_name="C", ack_policy="explicit")
     conn.feed(conn.request(NEXT, pull(3)))
     first = messages(conn.read())
@@ -160,7 +160,7 @@ def test_a_subscriber_to_ack_subjects_still_sees_every_ack(js):
     assert seen.count(b"MSG $JS.ACK.ORDERS.C.") == 3
     assert js.consumer_info("ORDERS", "C").num_ack_pending == 0
     watcher.feed(b"UNSUB 7\r\n")
-    assert server.table.ack_watchers == 0
+    assert server.global_account.table.ack_watchers == 0
 
 
 @pytest.mark.parametrize("subject,watches", [

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import jsstore
 from inprocess import Conn, frames
 from jsstore.server import Server
-from jsstore.server import server as server_module
+from jsstore.server import accounts as server_module
 
 SUBJECTS = ["s.a", "s.b", "s.c"]
 NEXT = "$JS.API.CONSUMER.MSG.NEXT.S.C"

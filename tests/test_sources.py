@@ -234,13 +234,25 @@ def test_source_header_filters_transforms_and_several_sources(js):
 def test_source_dedupes_by_msg_id_and_drops_expected_headers(js):
     js.add_stream(name="A", subjects=["a.>"])
     js.add_stream(name="B", subjects=["b.>"])
-    js.add_stream(name="S", sources=[StreamSource(name="A"), StreamSource(name="B")])
+    # a sourcing stream has no duplicate window unless it asks for one (nats-server 2.12+)
+    js.add_stream(name="S", sources=[StreamSource(name="A"), StreamSource(name="B")],
+                  duplicate_window=120 * 1_000_000_000)
     js.publish("a.x", b"1", headers={"Nats-Msg-Id": "same"})
     js.publish("b.x", b"2", headers={"Nats-Msg-Id": "same"})
     js.publish("b.x", b"3", headers={"Nats-Expected-Last-Sequence": "1"})
     got = messages(js, "S")
     assert [(m[1], m[2]) for m in got] == [("a.x", b"1"), ("b.x", b"3")]
     assert header_block.get(got[1][3], "Nats-Expected-Last-Sequence") is None
+
+
+def test_source_without_duplicate_window_keeps_every_msg_id(js):
+    js.add_stream(name="A", subjects=["a.>"])
+    js.add_stream(name="B", subjects=["b.>"])
+    info = js.add_stream(name="S", sources=[StreamSource(name="A"), StreamSource(name="B")])
+    assert info.config.duplicate_window == 0
+    js.publish("a.x", b"1", headers={"Nats-Msg-Id": "same"})
+    js.publish("b.x", b"2", headers={"Nats-Msg-Id": "same"})
+    assert [(m[1], m[2]) for m in messages(js, "S")] == [("a.x", b"1"), ("b.x", b"2")]
 
 
 def test_source_start_sequence_and_chained_header(js):

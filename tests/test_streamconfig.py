@@ -7,11 +7,13 @@ import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import jsstore
 from jsstore.stream import config as sc
-from jsstore.wire import apierrors as errors
+from jsstore.stream import configchecks
 from jsstore.stream.config import (ConsumerLimits, RePublish, StreamConfig, StreamSource,
-                                   SubjectTransform, check_update, normalize, to_store_config,
-                                   validate)
+                                   SubjectTransform, normalize, to_store_config)
+from jsstore.stream.configchecks import check_update, validate
+from jsstore.wire import apierrors as errors
 
 SECOND = 1_000_000_000
 
@@ -335,7 +337,7 @@ def test_update_rules(old, change, error_class, description):
 def test_unseal_is_refused_and_sealing_applies_nats_adjustments():
     request = StreamConfig(name="Z", sealed=True, max_age=5 * SECOND, allow_rollup_hdrs=True)
     check_update(normalize(StreamConfig(name="Z")), request)
-    sealed = sc.apply_update(request)
+    sealed = configchecks.apply_update(request)
     assert (sealed.max_age, sealed.discard, sealed.deny_delete, sealed.deny_purge,
             sealed.allow_rollup_hdrs) == (0, "new", True, True, False)
     with pytest.raises(errors.JSStreamInvalidConfigF) as caught:
@@ -364,13 +366,13 @@ def test_to_store_config():
 
 
 def test_check_transform():
-    assert sc.check_transform("a.*.*", "b.$2.{{wildcard(1)}}") is None
-    assert sc.check_transform("a.>", "b.>") is None
+    assert configchecks.check_transform("a.*.*", "b.$2.{{wildcard(1)}}") is None
+    assert configchecks.check_transform("a.>", "b.>") is None
     # as nats-server 2.15 words them (its stream transform errors add a "stream transform: " prefix)
-    assert sc.check_transform("a.*", "b.>") == "invalid subject"
-    assert sc.check_transform("a.*", "b..c") == "invalid mapping destination: invalid transform"
-    assert sc.check_transform("a.*", "b.{{nope(1)}}") == "invalid mapping destination: unknown function in {{nope(1)}}"
-    assert sc.check_transform("a..b", "c") == "invalid subject"
+    assert configchecks.check_transform("a.*", "b.>") == "invalid subject"
+    assert configchecks.check_transform("a.*", "b..c") == "invalid mapping destination: invalid transform"
+    assert configchecks.check_transform("a.*", "b.{{nope(1)}}") == "invalid mapping destination: unknown function in {{nope(1)}}"
+    assert configchecks.check_transform("a..b", "c") == "invalid subject"
 
 
 # ---- property tests ----
@@ -442,3 +444,62 @@ def test_validate_accepts_or_raises_an_api_error(cfg):
     if normalized.max_age and cfg.duplicate_window:
         assert cfg.duplicate_window <= normalized.max_age
     assert not (normalized.deny_purge and normalized.allow_rollup_hdrs)
+
+
+# ---- checks a JSON request can not reach (an embedded caller's values) ----
+
+@pytest.mark.parametrize("field,value,description", [
+    ("retention", "bogus", "invalid retention"),
+    ("discard", "all", "invalid discard policy"),
+    ("compression", "zstd", "invalid compression"),
+    ("storage", "disk", "invalid storage type"),
+])
+def test_policies_outside_nats_values_are_refused_in_nats_order(field, value, description):
+    with pytest.raises(errors.JSStreamInvalidConfigF) as caught:
+        configchecks.check_config(msgspec.structs.replace(StreamConfig(name="P"), **{field: value}))
+    assert caught.value.description == description
+
+
+def test_check_config_returns_what_nats_server_stores():
+    origin = normalize(StreamConfig(name="O", subjects=["o"], allow_direct=True))
+    mirror = configchecks.check_config(StreamConfig(name="M", mirror=StreamSource(name="O")),
+                                       existing_streams=[origin])
+    assert mirror.mirror_direct is True and mirror.subjects == [] and mirror.duplicate_window == 0
+    markers = configchecks.check_config(StreamConfig(name="D", subject_delete_marker_ttl=SECOND,
+                                                     deny_purge=True))
+    assert (markers.allow_msg_ttl, markers.allow_rollup_hdrs, markers.deny_purge) == (True, True, False)
+    assert markers == normalize(markers)
+    implicit = configchecks.check_config(StreamConfig(
+        name="T", subjects=["t"], subject_transform=SubjectTransform(src="t", dest="u"),
+        republish=RePublish(src=">", dest=">")))
+    assert (implicit.republish.src, implicit.republish.dest) == ("u", "u")
+
+
+def test_update_consumer_limits_name_the_consumers_sorted():
+    class Consumer:
+        def __init__(self, inactive_threshold, max_ack_pending):
+            self.inactive_threshold, self.max_ack_pending = inactive_threshold, max_ack_pending
+    old = normalize(StreamConfig(name="L", subjects=["l"]))
+    new = StreamConfig(name="L", subjects=["l"], consumer_limits=ConsumerLimits(max_ack_pending=10))
+    consumers = {"Z": Consumer(0, 1000), "A": Consumer(0, 1000), "N": Consumer(0, 0)}
+    with pytest.raises(errors.JSStreamUpdateErrF) as caught:
+        check_update(old, new, consumers=consumers)
+    assert caught.value.description == "change to limits violates consumers: A, Z"
+    # limits that did not change, or that are not set, are not checked again
+    check_update(normalize(new), new, consumers=consumers)
+    check_update(old, StreamConfig(name="L", subjects=["l"], consumer_limits=ConsumerLimits()),
+                 consumers=consumers)
+
+
+def test_embedded_pedantic_create_and_update():
+    with jsstore.open() as js:
+        with pytest.raises(errors.JSPedanticErrF) as caught:
+            js.add_stream(name="P", subjects=["p"], max_age=SECOND, pedantic=True)
+        assert caught.value.description == "pedantic mode: duplicate window cannot be bigger than max age"
+        js.add_stream(name="P", subjects=["p"], max_age=SECOND, duplicate_window=SECOND,
+                      pedantic=True)
+        with pytest.raises(errors.JSPedanticErrF):
+            js.update_stream(name="P", subjects=["p"], max_age=SECOND, pedantic=True)
+        with pytest.raises(errors.JSStreamInvalidConfigF) as caught:
+            js.update_stream(name="NOPE", max_age=-1)
+        assert caught.value.description == "max age can not be negative"

@@ -181,3 +181,13 @@ cdef class StoreMsg:
     def __repr__(self):
         return (f"StoreMsg(seq={self.seq}, ts={self.ts}, subject={self.subject!r}, "
                 f"hdr={self.hdr!r}, msg={self.msg[:32]!r}{'...' if self._view.msg_len > 32 else ''})")
+
+
+def message_size(size_t subj_len, size_t hdr_len, size_t msg_len, bint has_hdr,
+                 bint memory=False):
+    """The bytes one message counts for in a stream's state and its account's usage, as
+    nats-server counts them: its record's length in a file store; subject, header and
+    payload plus 16 in a memory store."""
+    if memory:
+        return subj_len + hdr_len + msg_len + 16
+    return rec_size(subj_len, hdr_len, msg_len, has_hdr)

@@ -138,7 +138,7 @@ class Router:
             return True
         with self.lock:
             answer = self.consumers.answer(resolved, payload, subject)
-        self.streams._count(True, error=answer.find(b'"error":') >= 0)
+        self.streams.count(error=answer.find(b'"error":') >= 0)
         send(None, answer)
         self._audit(subject, payload, answer)
         return True

@@ -138,6 +138,7 @@ class StreamInfoBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     config: StreamConfig
     created: str
     state: StreamStateBody
+    domain: str | None = None           # the JetStream domain, when there is one
     mirror: dict | None = None          # StreamSourceInfo of a mirror
     sources: list[dict] | None = None   # StreamSourceInfo of each source
     ts: str                    # the server's time of the answer
@@ -159,6 +160,7 @@ class StreamUpdateResponse(msgspec.Struct, kw_only=True, omit_defaults=True):
     config: StreamConfig
     created: str
     state: StreamStateBody
+    domain: str | None = None
     mirror: dict | None = None
     sources: list[dict] | None = None
     ts: str
@@ -172,6 +174,8 @@ class StreamInfoResponse(msgspec.Struct, kw_only=True, omit_defaults=True):
     config: StreamConfig
     created: str
     state: StreamStateBody
+    domain: str | None = None
+    cluster: dict | None = None   # {"leader": the server's name} (from a server only)
     mirror: dict | None = None
     sources: list[dict] | None = None
     ts: str
@@ -222,7 +226,7 @@ class MsgGetResponse(msgspec.Struct):
 class ApiStats(msgspec.Struct):
     """API usage of the account since this JetStream was opened."""
     level: int
-    total: int                 # requests answered (account info requests not counted)
+    total: int                 # requests answered (before this one)
     errors: int                # of which answered with an error
 
 
@@ -237,7 +241,7 @@ class AccountLimitsBody(msgspec.Struct):
     max_bytes_required: bool
 
 
-class AccountInfoResponse(msgspec.Struct):
+class AccountInfoResponse(msgspec.Struct, kw_only=True, omit_defaults=True):
     type: str
     memory: int
     storage: int
@@ -246,4 +250,5 @@ class AccountInfoResponse(msgspec.Struct):
     streams: int
     consumers: int
     limits: AccountLimitsBody
+    domain: str | None = None
     api: ApiStats

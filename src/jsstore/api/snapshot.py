@@ -43,7 +43,6 @@ from jsstore.api.streams import go_time, is_empty_request, state_body, wire_conf
 from jsstore.errors import StoreError
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
-from jsstore.jetstream.account import ACCOUNT
 from jsstore.jetstream.info import meta_info_json
 from jsstore.store.contract import StreamState
 from jsstore.store.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
@@ -51,6 +50,7 @@ from jsstore.store.memstore import MemStore
 from jsstore.store.snapshot import restore_snapshot
 from jsstore.stream import advisories
 from jsstore.stream import config as streamconfig
+from jsstore.stream import configchecks
 from jsstore.stream.config import StreamConfig
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire.bus import Msg
@@ -181,8 +181,8 @@ def restore_stream(js, config: StreamConfig, data: bytes):
         js.check_open()
         if js.find_stream_locked(name) is not None:
             raise api_errors.JSStreamNameExistRestoreFailedErr()
-        streamconfig.validate(config, existing_streams=js.other_stream_configs_locked(name))
-        normalized = streamconfig.normalize(config)
+        normalized = configchecks.validate(
+            config, existing_streams=js.other_stream_configs_locked(name))
     to_file = js.directory is not None and normalized.storage == "file"
     parent = os.path.join(js.directory, "jetstream") if js.directory is not None else None
     if parent is not None:
@@ -200,7 +200,7 @@ def restore_stream(js, config: StreamConfig, data: bytes):
                                else time.time_ns())
         store_cfg = streamconfig.to_store_config(normalized)
         meta = meta_info_json(normalized, created)
-        target = stream_dir(js.directory, name, ACCOUNT) if to_file else None
+        target = stream_dir(js.directory, name, js.account) if to_file else None
         if target is not None and os.path.exists(target):
             raise api_errors.JSStreamNameExistRestoreFailedErr()
         if to_file:
@@ -465,7 +465,7 @@ class SnapshotApi:
         info = None
         if failure:
             error = api_errors.JSStreamRestoreErrF(
-                err=f"restore for stream '{advisories.ACCOUNT} > {name}' {failure}")
+                err=f"restore for stream '{self.js.account} > {name}' {failure}")
         elif not incoming.parts:
             error = api_errors.JSStreamRestoreErrF(err="EOF")
         else:

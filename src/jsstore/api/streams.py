@@ -22,7 +22,7 @@ from jsstore.api import requests, schemas
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.store.contract import StreamState
-from jsstore.stream import config as streamconfig
+from jsstore.stream import configchecks
 from jsstore.stream.config import StreamConfig
 from jsstore.wire import apierrors as api_errors
 
@@ -151,18 +151,16 @@ class StreamApi:
         """The JSON answer of a resolved request."""
         response_type, handler, name = resolved
         payload = bytes(payload or b"")
-        counted = handler != self.account_info
         try:
             response = handler(response_type, name, payload)
         except api_errors.ApiError as exc:
-            self._count(counted, error=True)
+            self.count(error=True)
             return gojson.encode(self.error_response(response_type, exc))
-        self._count(counted, error=False)
+        self.count(error=False)
         return gojson.encode(response)
 
-    def _count(self, counted: bool, *, error: bool) -> None:
-        if not counted:
-            return
+    def count(self, *, error: bool) -> None:
+        """One more request answered (for the account info's "api" totals)."""
         with self._count_lock:
             self.total += 1
             self.errors += error
@@ -195,35 +193,49 @@ class StreamApi:
                 memory_max_stream_bytes=limits.memory_max_stream_bytes,
                 storage_max_stream_bytes=limits.storage_max_stream_bytes,
                 max_bytes_required=limits.max_bytes_required),
-            api=schemas.ApiStats(level=schemas.API_LEVEL, total=self.total,
+            domain=self.js.domain, api=schemas.ApiStats(level=schemas.API_LEVEL, total=self.total,
                                  errors=self.errors))
+
+    def _cluster(self) -> dict | None:
+        """A single server's cluster info: itself as the leader (None embedded)."""
+        name = self.js.server_name
+        return {"leader": name} if name else None
 
     # -- stream configuration -----------------------------------------------------------
     @staticmethod
-    def _config(name: str, payload: bytes, *, update: bool = False) -> StreamConfig:
-        """The configuration in a CREATE/UPDATE body, named as the subject names it (an
-        empty body has no name and so does not match either, as in nats-server, whose
-        update handler checks the name itself first)."""
-        config = requests.decode(payload, requests.STREAM_CONFIG_REQUEST, StreamConfig)
-        if update and not streamconfig.is_valid_name(config.name):
-            streamconfig.validate(config)        # raises the name's error
-        if config.name != name:
-            raise api_errors.JSStreamMismatchErr()
-        return config
+    def _request(payload: bytes) -> tuple[StreamConfig, bool]:
+        """The configuration and the pedantic flag of a CREATE/UPDATE body (an empty body
+        is an empty configuration, without a name)."""
+        fields = requests.without_nils(
+            requests.decode_fields(payload, requests.STREAM_CONFIG_REQUEST))
+        pedantic = bool(fields.pop("pedantic", False))
+        return msgspec.convert(fields, StreamConfig), pedantic
 
     def stream_create(self, response_type: str, name: str, payload: bytes):
-        info = self.js.add_stream(self._config(name, payload))
+        config, pedantic = self._request(payload)
+        if config.name != name:
+            raise api_errors.JSStreamMismatchErr()
+        info = self.js.add_stream(config, pedantic=pedantic)
         return schemas.StreamCreateResponse(
             type=response_type, config=wire_config(info.config), created=info.created,
             state=state_body(info.state, details=False), mirror=info.mirror,
             sources=info.sources, ts=go_time(time.time_ns()), did_create=True)
 
     def stream_update(self, response_type: str, name: str, payload: bytes):
-        info = self.js.update_stream(self._config(name, payload, update=True))
+        """nats-server checks the new configuration on its own before it compares its
+        name with the subject's and looks the stream up."""
+        config, pedantic = self._request(payload)
+        with self.js.lock:
+            configchecks.check_config(
+                config, existing_streams=self.js.other_stream_configs_locked(config.name),
+                pedantic=pedantic)
+        if config.name != name:
+            raise api_errors.JSStreamMismatchErr()
+        info = self.js.update_stream(config, pedantic=pedantic)
         return schemas.StreamUpdateResponse(
             type=response_type, config=wire_config(info.config), created=info.created,
-            state=state_body(info.state, details=False), mirror=info.mirror,
-            sources=info.sources, ts=go_time(time.time_ns()))
+            state=state_body(info.state, details=False), domain=self.js.domain,
+            mirror=info.mirror, sources=info.sources, ts=go_time(time.time_ns()))
 
     def stream_info(self, response_type: str, name: str, payload: bytes):
         request = schemas.StreamInfoRequest()
@@ -240,8 +252,8 @@ class StreamApi:
             state.subjects = None
         return schemas.StreamInfoResponse(
             type=response_type, total=total, offset=offset, limit=limit, config=wire_config(info.config),
-            created=info.created, state=state_body(state), mirror=info.mirror,
-            sources=info.sources, ts=go_time(time.time_ns()))
+            created=info.created, state=state_body(state), domain=self.js.domain,
+            cluster=self._cluster(), mirror=info.mirror, sources=info.sources, ts=go_time(time.time_ns()))
 
     def stream_delete(self, response_type: str, name: str, payload: bytes):
         if not is_empty_request(payload):
@@ -297,7 +309,7 @@ class StreamApi:
                 continue
             infos.append(schemas.StreamInfoBody(config=wire_config(info.config, dynamic=False), created=info.created,
                                                 state=state_body(info.state),
-                                                mirror=info.mirror, sources=info.sources,
+                                                domain=self.js.domain, mirror=info.mirror, sources=info.sources,
                                                 ts=now))
             if len(infos) >= schemas.LIST_LIMIT:
                 break

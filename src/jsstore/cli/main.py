@@ -26,7 +26,10 @@ import tempfile
 import time
 
 from jsstore.api import schemas
+from jsstore.api.disabled import not_enabled
 from jsstore.jetstream import account as jetstream
+from jsstore.jetstream.info import AccountLimits
+from jsstore.jetstream.limits import ServerResources
 from jsstore.server import Server
 from jsstore.server import config as server_config
 from jsstore.version import __version__
@@ -112,6 +115,29 @@ def default_store_dir() -> str:
     return os.path.join(tempfile.gettempdir(), "jsstore")
 
 
+def open_jetstreams(options: dict) -> tuple:
+    """(the global account's JetStream, {account: its JetStream or None}) as the options
+    ask: with configured accounts, those whose configuration turns JetStream on have it
+    (with their limits) and the global account has none; without, the global account
+    has it."""
+    if not (options.get("jetstream") or options.get("store_dir")):
+        return None, {}
+    store_dir = options.get("store_dir") or default_store_dir()
+    domain = options.get("domain")
+    resources = ServerResources.of_machine(
+        store_dir, int(options.get("max_memory_store", options.get("max_mem", -1))),
+        int(options.get("max_file_store", options.get("max_file", -1))))
+    configured = options.get("accounts") or {}
+    if not configured:
+        return jetstream.open(store_dir, domain=domain, resources=resources), {}
+    accounts = {}
+    for name, limits in configured.items():
+        accounts[name] = None if limits is None else jetstream.open(
+            store_dir, account=name, limits=AccountLimits(**limits), domain=domain,
+            resources=resources)
+    return None, accounts
+
+
 def serve(options: dict) -> int:
     if options.get("config"):
         try:
@@ -120,10 +146,7 @@ def serve(options: dict) -> int:
             raise UsageError(f"configuration: {exc}") from None
         options = {**from_file, **{k: v for k, v in options.items() if k != "config"}}
     log = Log(options.get("log"))
-    js = None
-    if options.get("jetstream") or options.get("store_dir"):
-        store_dir = options.get("store_dir") or default_store_dir()
-        js = jetstream.open(store_dir)
+    js, accounts = open_jetstreams(options)
     try:
         port = int(options.get("port", 4222))
         max_payload = int(options.get("max_payload", 1024 * 1024))
@@ -132,7 +155,9 @@ def serve(options: dict) -> int:
     server = Server(js, host=options.get("host", "0.0.0.0"), port=port,
                     server_name=options.get("server_name", ""), max_payload=max_payload,
                     token=options.get("token"), user=options.get("user"),
-                    password=options.get("password"), users=options.get("users"))
+                    password=options.get("password"), users=options.get("users"),
+                    accounts=accounts, no_auth_user=options.get("no_auth_user"),
+                    not_enabled=not_enabled)
     for key in ("lame_duck_duration", "lame_duck_grace_period"):
         if key in options:
             setattr(server, key, float(options[key]))
@@ -142,9 +167,11 @@ def serve(options: dict) -> int:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     log.info(f"Starting jsstore {__version__} (nats-server {schemas.SERVER_VERSION} API)")
-    if js is not None:
+    if server.js is not None:
         log.info("Starting JetStream")
-        log.info(f"    Store Directory: \"{js.directory}\"")
+        log.info(f"    Store Directory: \"{server.js.directory}\"")
+        if options.get("domain"):
+            log.info(f"    Domain:          {options['domain']}")
 
     def ready(srv) -> None:
         if srv.monitor is not None:

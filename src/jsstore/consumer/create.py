@@ -27,8 +27,9 @@ Subjects (``parse_create_subject``):
 7. an existing consumer of that name keeps its ``pause_until``;
 8. ``consumerconfig.with_static_metadata``, ``normalize`` (pedantic), ``validate``;
 9. an existing consumer: the ``create`` action needs the same configuration
-   (JSConsumerAlreadyExists), the work-queue partition check, ``check_update`` and
-   ``apply_update``; otherwise the ``update`` action fails (JSConsumerDoesNotExist), then
+   (JSConsumerAlreadyExists), the work-queue partition check, ``check_update`` (a
+   new deliver subject while a client listens on the old one: JSConsumerNameExistErr)
+   and ``apply_update``; otherwise the ``update`` action fails (JSConsumerDoesNotExist), then
    ``check_new_consumer`` and the ephemeral inactive threshold.
 
 What nats-server then does with the store (a failure answers ``store_failed_error()``)
@@ -38,7 +39,7 @@ is the consumer engine's part.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Mapping
+from typing import Callable, Literal, Mapping
 
 import msgspec
 
@@ -210,9 +211,12 @@ class CreatePlan:
 def plan_request(request: CreateConsumerRequest, target: CreateSubject, *,
                  stream: streamconfig.StreamConfig | None,
                  consumers: Mapping[str, cc.ConsumerConfig],
-                 limits: cc.ServerLimits = cc.NO_LIMITS) -> CreatePlan:
+                 limits: cc.ServerLimits = cc.NO_LIMITS,
+                 has_interest: Callable[[str], bool] | None = None) -> CreatePlan:
     """A decoded request for `target`, against the stream's configuration (None: no such
-    stream) and its consumers' stored configurations by name."""
+    stream) and its consumers' stored configurations by name.  `has_interest(subject)`:
+    whether a client listens on a subject (an update may not move a push consumer off a
+    deliver subject somebody listens on); None: nobody does."""
     config = check_request(request, target)
     if stream is None:
         raise api_errors.JSStreamNotFoundErr()
@@ -229,7 +233,10 @@ def plan_request(request: CreateConsumerRequest, target: CreateSubject, *,
         if request.action == "create" and not consumer_checks.same_config(config, current):
             raise api_errors.JSConsumerAlreadyExists()
         consumer_checks.check_workqueue_update(config, stream, name, others)
-        consumer_checks.check_update(current, config, stream)
+        in_use = bool(has_interest is not None and current.deliver_subject
+                      and has_interest(current.deliver_subject))
+        consumer_checks.check_update(current, config, stream,
+                                     deliver_subject_has_interest=in_use)
         return CreatePlan(target.stream, name, consumer_checks.apply_update(current, config), True,
                           request.action)
     if request.action == "update":

@@ -32,6 +32,7 @@ class PullRequests:
         self.pin_id = ""                # pinned_client: the current pin
         self.pinned_at = 0              # pinnedTS: when it was assigned
         self.pin_due = 0                # when the pin expires
+        self.pin_group = ""             # the group of the request the pin went to
 
     def reconfigure(self) -> None:
         self.waiting.max = self.consumer.config.max_waiting or 0
@@ -87,7 +88,8 @@ class PullRequests:
                             no_wait=request.no_wait, group=group,
                             min_pending=request.min_pending,
                             min_ack_pending=request.min_ack_pending, pin_id=request.id or "",
-                            priority=request.priority, sink=sink)
+                            priority=request.priority if group is not None else None,
+                            sink=sink)
         if not waiting.add(wr):
             if not request.idle_heartbeat:
                 consumer.status(reply, pullrequests.exceeded_max_waiting(), sink)
@@ -146,6 +148,9 @@ class PullRequests:
                 return waiting.pop()
         status = consumer.status
         policy = consumer.config.priority_policy or "none"
+        # decided once: a pin handed to a request that then cannot take the message (it
+        # lost its reader, or the message is over its max_bytes) leaves the next request
+        # to be pinned anew, as nats-server does
         need_pin = not self.pin_id and policy == "pinned_client"
         cycled = 0
         while waiting:
@@ -159,7 +164,6 @@ class PullRequests:
                 if not wr.pin_id:
                     self._assign_pin(wr, now)
                     assigned_pin = True
-                    need_pin = False
                 else:
                     status(wr.reply, pullrequests.wrong_pin_id(wr.wanted, wr.max_bytes), wr.sink)
                     waiting.remove(wr)
@@ -249,7 +253,7 @@ class PullRequests:
         """Expire the pin when due, then the requests (processWaiting at the end of what
         the stream has)."""
         if self.pin_due and now >= self.pin_due and self.pin_id:
-            self.unpin("timeout", now)
+            self.unpin(self.pin_group, "timeout", now)
         self.process_waiting(True, now)
 
     def due(self) -> int:
@@ -276,12 +280,14 @@ class PullRequests:
         return self.consumer.config.priority_timeout or 0
 
     def _assign_pin(self, wr: WaitingRequest, now: int) -> None:
-        """assignNewPinId: the request's client holds the pin from now on."""
+        """assignNewPinId: the request's client holds the pin from now on (a request
+        without a group, a body that was not JSON, gets none)."""
         if not wr.group:
             return
         consumer = self.consumer
         self.pin_id = advisories.next_id()
         self.pinned_at = now
+        self.pin_group = wr.group
         wr.pin_id = self.pin_id
         self.pin_due = now + self._pinned_ttl()
         consumer.schedule(self.pin_due)
@@ -292,14 +298,17 @@ class PullRequests:
         self.pin_id = ""
         self.pinned_at = 0
         self.pin_due = 0
+        self.pin_group = ""
 
-    def unpin(self, reason: str, now: int) -> None:
-        """Release the pin ("timeout" when it expired, "admin" for CONSUMER.UNPIN)."""
-        if not self.pin_id:
+    def unpin(self, group: str, reason: str, now: int) -> None:
+        """Release the pin and say so in a ``...CONSUMER.UNPINNED`` advisory naming
+        `group`: "timeout" when the pin expired (the group its request named), "admin"
+        for CONSUMER.UNPIN (the group the request named; nats-server sends the advisory
+        whether or not a client was pinned)."""
+        if not self.pin_id and reason != "admin":
             return
         self._clear_pin()
         consumer = self.consumer
-        group = (consumer.config.priority_groups or [""])[0]
         consumer.advise(consumerevents.group_unpinned(consumer.stream.name, consumer.name,
                                                       group, reason, now=now))
         consumer.gather()

@@ -30,6 +30,7 @@ from typing import Callable, Mapping
 from jsstore._core.subjects import _subject_matches, filters_overlap, is_routable
 from jsstore.errors import StoreClosed
 from jsstore.gocompat.times import rfc3339_nano
+from jsstore.jetstream import limits as account_limits
 from jsstore.jetstream import recovery
 from jsstore.jetstream.consumers import ConsumerRegistry
 from jsstore.jetstream.info import (
@@ -47,6 +48,7 @@ from jsstore.store.filestore import FileStore, stream_dir
 from jsstore.store.memstore import MemStore
 from jsstore.stream import advisories, batches, expiry
 from jsstore.stream import config as streamconfig
+from jsstore.stream import configchecks
 from jsstore.stream.config import StreamConfig
 from jsstore.stream.puback import PubAck
 from jsstore.stream.sources import SourceManager
@@ -111,16 +113,26 @@ class JetStream:
 
     def __init__(self, directory: str | os.PathLike | None = None,
                  options: StoreOptions | None = None, *,
-                 clock: Callable[[], int] | None = None, timers: bool | None = None):
+                 clock: Callable[[], int] | None = None, timers: bool | None = None,
+                 account: str = ACCOUNT, limits: AccountLimits | None = None,
+                 domain: str | None = None,
+                 resources: account_limits.ServerResources | None = None):
         self.directory = None if directory is None else os.fspath(directory)
         self.options = options
+        self.account = account      # its streams live in <directory>/jetstream/<account>/
+        self.limits = limits if limits is not None else account_limits.UNLIMITED
+        # the server's limits, shared with the other accounts' JetStreams
+        self.resources = resources if resources is not None else account_limits.ServerResources()
+        self.resources.members.append(self)
+        self._limits_bytes = account_limits.limits_bytes(self.limits, self.resources)
+        self.consumer_limits = account_limits.consumer_limits(self.limits)
         # Unix ns; another clock than the wall clock stamps the stored messages too
         self.clock = clock if clock is not None else time.time_ns
         self.bus = Bus()            # what this JetStream sends out (answers, advisories, ...)
         # timed work runs by itself on the wall clock unless turned off; tick() runs it
         self._timers_wanted = clock is None if timers is None else timers
         self._timers: TimerThread | None = None   # started with the first timed stream
-        self.domain: str | None = None
+        self.domain = domain or None     # the JetStream domain named in answers
         self.server_name = ""       # named in advisories; a server sets its own
         self.closed = False
         self.unrecovered: dict[str, str] = {}  # stream dirs skipped on open, and why
@@ -139,7 +151,7 @@ class JetStream:
 
     # -- opening ------------------------------------------------------------------------
     def _recover(self) -> None:
-        for found in recovery.stream_directories(self.directory, ACCOUNT):
+        for found in recovery.stream_directories(self.directory, self.account):
             if found.reason:
                 self.unrecovered[found.name] = found.reason
                 continue
@@ -155,9 +167,27 @@ class JetStream:
     def _new_stream(self, config: StreamConfig, store, created: str, *,
                     recovered: bool = False) -> Stream:
         stream = Stream(config, store, created, recovered=recovered, clock=self.clock,
-                        wall_clock=self.clock is time.time_ns, emit=self._emit)
+                        wall_clock=self.clock is time.time_ns, emit=self._emit,
+                        domain=self.domain)
         stream.on_due = self.schedule
+        if self._limits_bytes:
+            stream.usage_check = self._check_usage
         return stream
+
+    def _check_usage(self, storage: str, size: int) -> None:
+        """A message of `size` bytes into a stream of `storage`: refused when the account
+        would hold more there than its limit allows."""
+        account_limits.check_usage(self.limits, self.resources, storage,
+                                   self.bytes_used(storage), size)
+
+    def bytes_used(self, storage: str) -> int:
+        """What the account's streams of `storage` hold."""
+        memory = storage == "memory"
+        return sum(s.store.fast_state().bytes for s in list(self._streams.values())
+                   if (s.config.storage == "memory") == memory)
+
+    def stream_configs(self) -> list[StreamConfig]:
+        return [s.config for s in list(self._streams.values())]
 
     @property
     def wall_clock(self) -> bool:
@@ -260,23 +290,29 @@ class JetStream:
                           mirror=mirror, sources=sources)
 
     # -- streams ------------------------------------------------------------------------
-    def add_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
-        """Create a stream (nats-server's checks and defaults); creating an existing stream
-        with the same configuration answers its info, with another one fails."""
+    def add_stream(self, config: StreamConfig | None = None, *, pedantic: bool = False,
+                   **params) -> StreamInfo:
+        """Create a stream (nats-server's checks and defaults; `pedantic` refuses what they
+        would correct); creating an existing stream with the same configuration answers
+        its info, with another one fails."""
         cfg = streamconfig.from_call(config, params)
         with self.lock:
             self.check_open()
-            streamconfig.validate(cfg, existing_streams=self.other_stream_configs_locked(cfg.name))
-            normalized = streamconfig.normalize(cfg)
+            others = self.other_stream_configs_locked(cfg.name)
+            normalized = configchecks.check_create(
+                cfg, existing_streams=others, pedantic=pedantic,
+                max_bytes=account_limits.max_bytes_rule(self.limits))
             existing = self._streams.get(cfg.name)
             if existing is not None:
                 if existing.config != normalized:
                     raise api_errors.JSStreamNameExistErr()
                 return self._info(existing)
+            account_limits.check_new_stream(self.limits, others, normalized, self.resources)
+            configchecks.check_overlap(normalized, others)
             created = rfc3339_nano(time.time_ns())
             store_cfg = streamconfig.to_store_config(normalized)
             if self.directory is not None and normalized.storage == "file":
-                store = FileStore(stream_dir(self.directory, cfg.name, ACCOUNT), store_cfg,
+                store = FileStore(stream_dir(self.directory, cfg.name, self.account), store_cfg,
                                   self.options, meta=meta_info_json(normalized, created))
             else:
                 store = MemStore(store_cfg)
@@ -301,14 +337,22 @@ class JetStream:
             self._advise_stream(stream.name, "create")
             return self._info(stream)
 
-    def update_stream(self, config: StreamConfig | None = None, **params) -> StreamInfo:
-        """Change a stream's configuration (nats-server's update checks)."""
+    def update_stream(self, config: StreamConfig | None = None, *, pedantic: bool = False,
+                      **params) -> StreamInfo:
+        """Change a stream's configuration (nats-server's update checks: the new
+        configuration's own, then whether it may replace the stream's)."""
         cfg = streamconfig.from_call(config, params)
         with self.lock:
+            others = self.other_stream_configs_locked(cfg.name)
+            rule = account_limits.max_bytes_rule(self.limits)
+            configchecks.check_config(cfg, existing_streams=others, pedantic=pedantic,
+                                      max_bytes=rule)
             stream = self.lookup_stream_locked(cfg.name)
-            streamconfig.check_update(stream.config, cfg,
-                                      existing_streams=self.other_stream_configs_locked(cfg.name))
-            updated = streamconfig.apply_update(cfg)
+            updated = configchecks.check_update(
+                stream.config, cfg, existing_streams=others, pedantic=pedantic,
+                consumers=self.consumers.configs_locked(stream.name), max_bytes=rule)
+            account_limits.check_update(self.limits, others, stream.config, updated,
+                                        self.resources)
             if isinstance(stream.store, FileStore):
                 stream.store.meta = meta_info_json(updated, stream.created)
             stream.store.update_config(streamconfig.to_store_config(updated))
@@ -365,9 +409,11 @@ class JetStream:
                     memory += state.bytes
                 else:
                     storage += state.bytes
-            return AccountInfo(memory=memory, storage=storage, reserved_memory=0,
-                               reserved_storage=0, streams=len(self._streams),
-                               consumers=consumers, limits=AccountLimits())
+            reserved_memory, reserved_storage = account_limits.reserved(
+                s.config for s in self._streams.values())
+            return AccountInfo(memory=memory, storage=storage, reserved_memory=reserved_memory,
+                               reserved_storage=reserved_storage, streams=len(self._streams),
+                               consumers=consumers, limits=self.limits)
 
     # -- messages -----------------------------------------------------------------------
     def capturing_stream_locked(self, subject: str) -> Stream | None:
@@ -458,7 +504,7 @@ class JetStream:
         for gone in self._batches.take_abandoned():
             if self.bus.has_interest(advisories.ADVISORY_PREFIX + ".STREAM.BATCH_ABANDONED." + gone.stream):
                 self.advise(advisories.batch_abandoned(gone.stream, gone.batch_id, gone.reason,
-                                                        account=ACCOUNT, now=self.clock()))
+                                                        account=self.account, now=self.clock()))
 
     def advise(self, advisory: tuple[str, bytes]) -> None:
         """Send an advisory (a builder's (subject, JSON)) on the bus."""
@@ -547,6 +593,8 @@ class JetStream:
                 return
             self.closed = True
             self._routes.clear()
+            if self in self.resources.members:
+                self.resources.members.remove(self)
             timers, self._timers = self._timers, None
         if timers is not None:
             timers.stop()           # outside the lock: a tick in progress needs it
@@ -566,9 +614,16 @@ class JetStream:
 
 def open(directory: str | os.PathLike | None = None,
          options: StoreOptions | None = None, *,
-         clock: Callable[[], int] | None = None, timers: bool | None = None) -> JetStream:
+         clock: Callable[[], int] | None = None, timers: bool | None = None,
+         account: str = ACCOUNT, limits: AccountLimits | None = None,
+         domain: str | None = None,
+         resources: account_limits.ServerResources | None = None) -> JetStream:
     """The streams of a store directory (created when missing); None keeps them in memory.
     `clock` (Unix ns) replaces the wall clock for everything timed: stamps, windows,
     expiry. Timed work (expiry, schedules) runs on a thread of its own with the wall clock,
-    unless `timers` is False; with a clock of your own, call ``js.tick()``."""
-    return JetStream(directory, options, clock=clock, timers=timers)
+    unless `timers` is False; with a clock of your own, call ``js.tick()``.  `account`
+    names the account whose streams these are (``<directory>/jetstream/<account>/``),
+    `limits` its JetStream limits, `domain` the JetStream domain its answers name,
+    `resources` the server's limits it shares with other accounts' JetStreams."""
+    return JetStream(directory, options, clock=clock, timers=timers, account=account,
+                     limits=limits, domain=domain, resources=resources)

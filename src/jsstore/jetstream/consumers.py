@@ -50,10 +50,10 @@ class SequenceInfo(msgspec.Struct, omit_defaults=True):
     last_active: str | None = None
 
 
-class PriorityGroupState(msgspec.Struct, omit_defaults=True):
+class PriorityGroupState(msgspec.Struct, omit_defaults=True, kw_only=True):
     group: str
     pinned_client_id: str = ""
-    pinned_ts: str = GO_ZERO_TIME      # Go writes a zero time.Time (omitempty ignores it)
+    pinned_ts: str                     # always written: Go's omitempty keeps a zero time.Time
 
 
 class ConsumerInfo(msgspec.Struct, omit_defaults=True, kw_only=True):
@@ -161,6 +161,11 @@ class ConsumerRegistry:
             raise api_errors.JSConsumerNotFoundErr()
         return consumer
 
+    def configs_locked(self, stream_name: str) -> dict[str, ConsumerConfig]:
+        """The configurations of the stream's consumers, by name."""
+        return {name: consumer.config
+                for name, consumer in self._by_stream.get(stream_name, {}).items()}
+
     def _of_stream(self, stream_name: str) -> dict[str, Consumer]:
         return self._by_stream.setdefault(stream_name, {})
 
@@ -194,7 +199,8 @@ class ConsumerRegistry:
             consumers = self._by_stream.get(target.stream, {})
             plan = consumercreate.plan_request(
                 request, target, stream=stream.config if stream is not None else None,
-                consumers={n: c.config for n, c in consumers.items()})
+                consumers={n: c.config for n, c in consumers.items()},
+                limits=self.js.consumer_limits, has_interest=self.bus.has_interest)
             if plan.exists:
                 consumer = consumers[plan.name]
                 consumer.update_config(plan.config)
@@ -301,7 +307,7 @@ class ConsumerRegistry:
             if group not in (consumer.config.priority_groups or ()):
                 raise api_errors.JSConsumerInvalidPriorityGroupErr()
             if consumer.pull is not None:
-                consumer.pull.unpin("admin", self.clock())
+                consumer.pull.unpin(group, "admin", self.clock())
 
     # -- time -----------------------------------------------------------------------------
     def tick_locked(self, now: int) -> int | None:

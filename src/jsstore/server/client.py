@@ -49,6 +49,7 @@ def allowed(rules: dict | None, subject: str) -> bool:
 class Client(asyncio.Protocol):
     def __init__(self, server, cid: int):
         self.server = server
+        self.account = server.global_account   # set by CONNECT
         self.cid = cid
         self.parser = protocol.Parser(max_payload=server.max_payload)
         self.transport: asyncio.Transport | None = None
@@ -115,7 +116,7 @@ class Client(asyncio.Protocol):
                 elif op[2] is None and subject.startswith(ACK_PREFIX) and (
                         not op[4] or op[4] == b"+ACK"):
                     if run:             # the publishes before it come first
-                        server.publish_run(self, run)
+                        self.account.publish_run(self, run)
                         run = []
                     self.acks.append(subject)   # (apply_acks replaces the list)
                 else:
@@ -125,7 +126,7 @@ class Client(asyncio.Protocol):
                     quick_bytes += len(op[4]) + (len(op[3]) if op[3] else 0)
                     continue
             if run:
-                server.publish_run(self, run)
+                self.account.publish_run(self, run)
                 run = []
             if kind == protocol.PUB:
                 if self.verbose:                # nats-server says +OK before routing it
@@ -158,7 +159,7 @@ class Client(asyncio.Protocol):
             if self.verbose and kind in (protocol.SUB, protocol.UNSUB, protocol.CONNECT):
                 self.out.append(protocol.OK_FRAME)
         if run:
-            server.publish_run(self, run)
+            self.account.publish_run(self, run)
         if quick_msgs:
             self._count_in(quick_msgs, quick_bytes)
         if self.acks:
@@ -182,7 +183,7 @@ class Client(asyncio.Protocol):
         """Whether this client's PUBs may take data_received's short ways: JetStream is
         on, nobody watches ack subjects, and nothing is checked per message (verbose,
         pedantic, permissions)."""
-        return (self.server._router is not None and not self.server.table.ack_watchers
+        return (self.account.router is not None and not self.account.table.ack_watchers
                 and not (self.verbose or self.pedantic or self.permissions))
 
     # -- operations ---------------------------------------------------------------------------
@@ -191,12 +192,17 @@ class Client(asyncio.Protocol):
         if options is None:         # nats-server closes the connection without an -ERR
             self.close()
             return False
-        permissions = self.server.authorize(options)
-        if permissions is False:
+        granted = self.server.authorize(options)
+        if granted is None:
             self.error_and_close(AUTHORIZATION_VIOLATION)
             return False
         self.authorized = True
-        self.permissions = permissions
+        self.permissions, account = granted
+        if account is not self.account:
+            for sub in self.subs.values():     # (subscribed before CONNECT)
+                self.account.unsubscribe(sub)
+                account.subscribe(sub)
+            self.account = account
         self.name = options.get("name", "")
         self.lang = options.get("lang", "")
         self.version = options.get("version", "")
@@ -208,9 +214,8 @@ class Client(asyncio.Protocol):
             # as nats-server: an INFO update telling the client which account it is in
             # (after the PONG to the first PING, as nats-server: a client's handshake
             # waits for that PONG and takes nothing else before it)
-            account = self.server.account_of(options.get("user"))
             self.connect_info = protocol.info_frame(self.server.info_json(
-                self.cid, connect_info=True, remote_account=account))
+                self.cid, connect_info=True, remote_account=self.account.name))
         self.headers = options.get("headers", False)
         self.no_responders = options.get("no_responders", False)
         if self.no_responders and not self.headers:
@@ -228,7 +233,7 @@ class Client(asyncio.Protocol):
             # as nats-server: the -ERR, and the message goes on all the same (a publish on
             # "a.*" reaches the subscriptions and streams its wildcard token matches)
             self.out.append(protocol.err_frame(INVALID_PUBLISH_SUBJECT))
-        self.server.publish(self, subject, reply, hdr, payload)
+        self.account.publish(self, subject, reply, hdr, payload)
 
     def _count_in(self, count: int, size: int) -> None:
         self.in_msgs += count
@@ -251,7 +256,7 @@ class Client(asyncio.Protocol):
             self.load_deny_filter(subject)
         sub = Subscription(self, subject, queue, sid)
         self.subs[sid] = sub
-        self.server.subscribe(sub)
+        self.account.subscribe(sub)
 
     def load_deny_filter(self, subject: str) -> None:
         """nats-server's loadMsgDenyFilter: once an allowed wildcard subscription could
@@ -283,13 +288,13 @@ class Client(asyncio.Protocol):
     def apply_acks(self) -> None:
         """Apply the plain acks this client sent that wait (in the order sent)."""
         acks, self.acks = self.acks, []
-        router = self.server._router
+        router = self.account.router
         if router is not None and acks:
             router.ack_many(acks)
 
     def unsubscribe(self, sub: Subscription) -> None:
         if self.subs.pop(sub.sid, None) is not None:
-            self.server.unsubscribe(sub)
+            self.account.unsubscribe(sub)
 
     # -- output -------------------------------------------------------------------------------
     def deliver(self, sub: Subscription, subject: str, reply: str | None, hdr: bytes | None,

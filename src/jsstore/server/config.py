@@ -7,10 +7,11 @@ bare strings; integers, floats, booleans (true/false/yes/no/on/off) and sizes (`
 or in the environment; ``include "other.conf"`` relative to the including file.
 
 What is used (``server_options``): port, host/listen, server_name, max_payload,
-http/http_port/monitor_port, jetstream {store_dir, max_memory_store, max_file_store} (or
-``jetstream: enabled``), authorization {token | user+password | users [{user, password,
-permissions {publish, subscribe}}]}, and accounts {NAME: {users [...], jetstream
-{...limits}}} whose users are merged into the user list.
+http/http_port/monitor_port, jetstream {store_dir, max_memory_store, max_file_store, domain}
+(or ``jetstream: enabled``), authorization {token | user+password | users [{user, password,
+permissions {publish, subscribe}}]}, accounts {NAME: {users [...], jetstream: enabled |
+{limits}}} (each account's users join the user list, its JetStream limits go to
+``accounts``), and no_auth_user.
 """
 
 from __future__ import annotations
@@ -190,6 +191,54 @@ def _users(raw, account: str = "$G") -> list[dict]:
     return users
 
 
+# an account's jetstream {...} keys (nats-server's spellings) -> AccountLimits fields
+_ACCOUNT_LIMITS = {
+    "max_memory": "max_memory", "max_mem": "max_memory", "mem": "max_memory",
+    "memory": "max_memory",
+    "max_store": "max_storage", "max_file": "max_storage", "max_disk": "max_storage",
+    "store": "max_storage", "disk": "max_storage",
+    "max_streams": "max_streams", "streams": "max_streams",
+    "max_consumers": "max_consumers", "consumers": "max_consumers",
+    "max_bytes_required": "max_bytes_required", "max_stream_bytes": "max_bytes_required",
+    "max_bytes": "max_bytes_required",
+    "mem_max_stream_bytes": "memory_max_stream_bytes",
+    "memory_max_stream_bytes": "memory_max_stream_bytes",
+    "disk_max_stream_bytes": "storage_max_stream_bytes",
+    "store_max_stream_bytes": "storage_max_stream_bytes",
+    "max_ack_pending": "max_ack_pending",
+}
+
+
+def account_jetstream(name: str, value) -> dict | None:
+    """An account's ``jetstream`` setting: its limits (AccountLimits fields; those not set
+    are unlimited), or None when JetStream is off for it."""
+    if isinstance(value, bool):
+        return {} if value else None
+    if isinstance(value, str):
+        word = value.lower()
+        if word in ("enabled", "enable"):
+            return {}
+        if word in ("disabled", "disable"):
+            return None
+        raise ConfigError(f"account {name}: expected 'enabled' or 'disabled' for string "
+                          f"value, got {value!r}")
+    if not isinstance(value, dict):
+        raise ConfigError(f"account {name}: expected map, bool or string to define "
+                          f"JetStream, got {type(value).__name__}")
+    limits = {}
+    for key, raw in value.items():
+        field = _ACCOUNT_LIMITS.get(key.lower())
+        if field is None:
+            raise ConfigError(f"account {name}: unknown field {key!r} in jetstream")
+        if field == "max_bytes_required":
+            if not isinstance(raw, bool):
+                raise ConfigError(f"Expected a parseable bool for {key!r}, got {raw!r}")
+        elif not isinstance(raw, int) or isinstance(raw, bool):
+            raise ConfigError(f"Expected a parseable size for {key!r}, got {raw!r}")
+        limits[field] = raw
+    return limits
+
+
 def server_options(config: dict) -> dict:
     """The serve options a configuration gives (the same names as the command line's)."""
     out: dict = {}
@@ -219,6 +268,8 @@ def server_options(config: dict) -> dict:
             for key in ("max_memory_store", "max_file_store", "max_mem", "max_file"):
                 if key in jetstream:
                     out[key] = jetstream[key]
+            if jetstream.get("domain"):
+                out["domain"] = str(jetstream["domain"])
         elif isinstance(jetstream, str) and jetstream.lower() not in ("enabled", "enable"):
             out["store_dir"] = jetstream
     if "store_dir" in config:
@@ -233,11 +284,21 @@ def server_options(config: dict) -> dict:
         users = _users(auth.get("users"))
     else:
         users = []
+    accounts = {}
     for name, account in (config.get("accounts") or {}).items():
         if isinstance(account, dict):
             users += _users(account.get("users"), str(name))
+            accounts[str(name)] = account_jetstream(str(name), account.get("jetstream", False))
+    if accounts:
+        out["accounts"] = accounts
     if users:
         out["users"] = users
+    if "no_auth_user" in config:
+        name = str(config["no_auth_user"])
+        if not any(user["user"] == name for user in users):
+            raise ConfigError(f'no_auth_user: "{name}" not present as user or nkey in '
+                              f'authorization block or account configuration')
+        out["no_auth_user"] = name
     out.update(_lame_duck(config))
     return out
 

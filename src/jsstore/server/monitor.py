@@ -112,7 +112,8 @@ class Monitor:
             "out_msgs": stats["out_msgs"], "out_bytes": stats["out_bytes"],
             "out_client_msgs": stats["out_msgs"], "out_client_bytes": stats["out_bytes"],
             "slow_consumers": srv.slow_consumers, "stale_connections": 0,
-            "stalled_clients": 0, "subscriptions": srv.table.count(),
+            "stalled_clients": 0,
+            "subscriptions": sum(a.table.count() for a in srv.accounts.values()),
             "http_req_stats": {f"{p}": n for p, n in self.requests.items()},
         }
 
@@ -129,12 +130,23 @@ class Monitor:
                 "sync_interval": 120_000_000_000, "strict": True}
 
     def _js_stats(self) -> dict:
-        js = self.server.js
-        info = js.account_info()
-        api = js.router().streams
-        return {"memory": info.memory, "storage": info.storage,
-                "reserved_memory": 0, "reserved_storage": 0, "accounts": 1, "ha_assets": 0,
-                "api": {"level": 5, "total": api.total, "errors": api.errors}}
+        """Usage summed over every account's JetStream."""
+        totals = dict.fromkeys(("memory", "storage", "reserved_memory", "reserved_storage",
+                                "total", "errors"), 0)
+        jetstreams = self.server.jetstreams()
+        for js in jetstreams:
+            info = js.account_info()
+            api = js.router().streams
+            for key, value in (("memory", info.memory), ("storage", info.storage),
+                               ("reserved_memory", info.reserved_memory),
+                               ("reserved_storage", info.reserved_storage),
+                               ("total", api.total), ("errors", api.errors)):
+                totals[key] += value
+        return {"memory": totals["memory"], "storage": totals["storage"],
+                "reserved_memory": totals["reserved_memory"],
+                "reserved_storage": totals["reserved_storage"], "accounts": len(jetstreams),
+                "ha_assets": 0,
+                "api": {"level": 5, "total": totals["total"], "errors": totals["errors"]}}
 
     def connz(self) -> dict:
         srv = self.server
@@ -164,16 +176,19 @@ class Monitor:
             return {"server_id": srv.server_id, "now": now, "disabled": True,
                     "config": {}, "streams": 0, "consumers": 0, "messages": 0, "bytes": 0}
         stats = self._js_stats()
-        js = srv.js
-        info = js.account_info()
-        messages = size = 0
-        for name in js.stream_names():
-            state = js.stream_info(name).state
-            messages += state.messages
-            size += state.bytes
+        streams = consumers = messages = size = 0
+        for js in srv.jetstreams():
+            info = js.account_info()
+            streams += info.streams
+            consumers += info.consumers
+            for name in js.stream_names():
+                state = js.stream_info(name).state
+                messages += state.messages
+                size += state.bytes
         return {**stats, "server_id": srv.server_id, "now": now, "config": self._js_config(),
-                "limits": {"default_max_consumers": 1000}, "streams": info.streams,
-                "consumers": info.consumers, "messages": messages, "bytes": size, "total": 1}
+                "limits": {"default_max_consumers": 1000}, "streams": streams,
+                "consumers": consumers, "messages": messages, "bytes": size,
+                "total": stats["accounts"]}
 
     def healthz(self) -> dict:
         return {"status": "ok"}

@@ -37,7 +37,7 @@ import logging
 from jsstore._core.subjects import _subject_matches
 from jsstore.errors import StoreError
 from jsstore.gocompat.times import parse_time_ns
-from jsstore.stream.config import StreamSource
+from jsstore.stream.config import StreamSource, source_index_parts
 from jsstore.stream.counters import STREAM_SOURCE
 from jsstore.stream.transform import SubjectTransform
 from jsstore.wire import apierrors as api_errors
@@ -47,24 +47,12 @@ log = logging.getLogger(__name__)
 
 FULL_WILDCARD = ">"
 EXPECTED_PREFIX = "Nats-Expected-"   # headers a sourced message loses (not validated again)
-TRANSFORM_SEPARATOR = "\f"           # joins several transforms' sources / destinations
 IDENT_LENGTH = 8
-
-
-def index_parts(source: StreamSource) -> tuple[str, str, str]:
-    """(name, sources, destinations) of nats-server's source index name: the filter (or
-    ``>``) and ``>`` without transforms, else every transform's source and destination
-    (``>`` for an empty one) joined by form feeds."""
-    if not source.subject_transforms:
-        return source.name, source.filter_subject or FULL_WILDCARD, FULL_WILDCARD
-    srcs = TRANSFORM_SEPARATOR.join(t.src or FULL_WILDCARD for t in source.subject_transforms)
-    dests = TRANSFORM_SEPARATOR.join(t.dest or FULL_WILDCARD for t in source.subject_transforms)
-    return source.name, srcs, dests
 
 
 def index_name(source: StreamSource) -> str:
     """nats-server's index name of a source: ``<name> <sources> <destinations>``."""
-    return " ".join(index_parts(source))
+    return " ".join(source_index_parts(source))
 
 
 def parse_source_header(value: str) -> tuple[str, int] | None:
@@ -116,7 +104,7 @@ class Link:
         self.target = target            # the mirroring / sourcing stream's name
         self.config = config            # its StreamSource
         self.mirror = mirror            # True: a mirror; False: a source
-        self.parts = index_parts(config)
+        self.parts = source_index_parts(config)
         self.iname = " ".join(self.parts)
         # the origin subjects it takes and, for each, the transform (None: kept as is)
         if config.subject_transforms:

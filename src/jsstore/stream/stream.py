@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from jsstore._core.record import message_size
 from jsstore.errors import MsgNotFound, StoreEOF, StoreError
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import SECOND
@@ -54,13 +55,17 @@ class Stream:
 
     def __init__(self, config: StreamConfig, store, created: str, *, recovered: bool = False,
                  clock: Callable[[], int], wall_clock: bool = True,
-                 emit: Callable | None = None):
+                 emit: Callable | None = None, domain: str | None = None):
         self.config = config        # normalized, as nats-server keeps it
         self.store = store          # FileStore or MemStore
         self.created = created      # RFC 3339 text
         self.clock = clock          # Unix ns
         self.wall_clock = wall_clock  # clock is time.time_ns: let the store stamp messages
         self.emit = emit            # emit(subject, hdr, payload): republished messages
+        self.domain = domain        # the JetStream domain its PubAcks name
+        # usage_check(storage, size) raises when the account may not store a message of
+        # `size` bytes more (its limits)
+        self.usage_check: Callable[[str, int], None] | None = None
         self.dedupe = dedupe_window(config)  # Nats-Msg-Id -> (seq, ts) of the last window
         # False until the window and last_msg_id are rebuilt from the stored messages (a
         # recovered stream does that on its first publish, as nats-server's rebuildDedupe)
@@ -306,9 +311,14 @@ class Stream:
         republish, tell the listeners."""
         cfg = self.config
         if prepared.duplicate_seq is not None:
-            return PubAck(stream=cfg.name, seq=prepared.duplicate_seq, duplicate=True)
+            return PubAck(stream=cfg.name, seq=prepared.duplicate_seq, duplicate=True,
+                          domain=self.domain)
         store = self.store
         subject, hdr, payload = prepared.subject, prepared.hdr, prepared.payload
+        if self.usage_check is not None:
+            memory = cfg.storage == "memory"
+            self.usage_check(cfg.storage, message_size(
+                len(subject), len(hdr) if hdr else 0, len(payload), hdr is not None, memory))
         previous_on_subject = self.last_seq_for_subject(subject) if self.republish else 0
         if self.retention is not None and not retention.keep_on_publish(self.retention, subject):
             return self._skip_uninteresting(prepared)
@@ -350,7 +360,7 @@ class Stream:
         for listener in self.listeners:
             listener(self, seq, subject, hdr, payload, ts)
         val = str(prepared.counter.total) if prepared.counter is not None else None
-        return PubAck(stream=cfg.name, seq=seq, val=val)
+        return PubAck(stream=cfg.name, seq=seq, val=val, domain=self.domain)
 
     def publish(self, subject: str, hdr: bytes | None, payload: bytes, *,
                 internal: bool = False) -> PubAck:
@@ -369,6 +379,9 @@ class Stream:
                 or self.schedules is not None or not self.wall_clock
                 or 0 <= cfg.max_msg_size < len(payload)):
             return None
+        if self.usage_check is not None:
+            self.usage_check(cfg.storage, message_size(len(subject), 0, len(payload), False,
+                                                       cfg.storage == "memory"))
         store = self.store
         try:
             seq, ts = store.store_msg(subject, None, payload, 0)
@@ -382,8 +395,9 @@ class Stream:
             listener(self, seq, subject, None, payload, ts)
         head = self._ack_head
         if head is None or head[0] != cfg.name:
+            domain = b',"domain":' + gojson.encode(self.domain) if self.domain else b""
             head = self._ack_head = (cfg.name, b'{"stream":' + gojson.encode(cfg.name)
-                                     + b',"seq":')
+                                     + domain + b',"seq":')
         return head[1] + str(seq).encode() + b"}"
 
     def _skip_uninteresting(self, prepared: Prepared) -> PubAck:
@@ -397,7 +411,7 @@ class Stream:
             self.last_msg_id = prepared.msg_id
         if prepared.msg_id and self.dedupe is not None:
             self.dedupe.record(prepared.msg_id, seq, self.clock())
-        return PubAck(stream=self.config.name, seq=seq)
+        return PubAck(stream=self.config.name, seq=seq, domain=self.domain)
 
     # -- atomic batches -----------------------------------------------------------------
     def commit_batch(self, batch_id: str, messages, now: int) -> PubAck:
@@ -427,7 +441,7 @@ class Stream:
         for one in prepared:
             ack = self.apply(one, now)
         return PubAck(stream=cfg.name, seq=ack.seq if ack else self.store.last_seq,
-                      batch=batch_id, count=len(prepared))
+                      batch=batch_id, count=len(prepared), domain=self.domain)
 
     def _check_batch_limits(self, prepared: list[Prepared]) -> None:
         """Discard-new limits over the whole batch, before anything is stored."""

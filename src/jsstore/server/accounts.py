@@ -1,0 +1,198 @@
+"""One account of a server: its clients' subscriptions and its JetStream.
+
+Accounts isolate, as on nats-server: a message published by a client of account A reaches
+only A's subscriptions and A's streams; A's JetStream (streams in
+``<store_dir>/jetstream/A/``) answers only A's ``$JS.API`` requests.  An account without
+JetStream on a server that has it answers those requests with "JetStream not enabled for
+account" (10039).  With a JetStream domain, ``$JS.<domain>.API.>`` is the same API as
+``$JS.API.>``.
+
+The account is also the outside of its JetStream's bus (``Bus.attach``): what the
+JetStream sends (API answers, deliveries, advisories) goes to the account's subscribers.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from jsstore._core import protocol
+from jsstore.api.router import PULL_REQUEST_PREFIX, is_plain_ack
+from jsstore.server.client import NO_RESPONDERS, Client
+from jsstore.server.subscriptions import SubjectTable, Subscription
+
+API_PREFIX = "$JS.API."
+GLOBAL_ACCOUNT = "$G"
+
+
+def _unanswered(hdr, data) -> None:
+    """Where answers to a message without a reply subject go: nowhere."""
+
+
+class Account:
+    def __init__(self, server, name: str, js=None, *, not_enabled=None):
+        self.server = server
+        self.name = name
+        self.js = js
+        self.table = SubjectTable()
+        self.router = js.router() if js is not None else None
+        # answers the API requests of an account without JetStream (None: nobody does)
+        self.not_enabled = not_enabled
+        domain = js.domain if js is not None else None
+        self.domain_prefix = f"$JS.{domain}.API." if domain else None
+        if js is not None:
+            js.server_name = server.server_name
+            js.bus.attach(self)
+
+    def stop_jetstream(self) -> None:
+        """Close the JetStream (lame duck mode, shutdown); the account goes on without."""
+        js, self.js, self.router = self.js, None, None
+        if js is not None:
+            js.close()
+
+    # -- subscriptions ------------------------------------------------------------------------
+    def subscribe(self, sub: Subscription) -> None:
+        self.table.insert(sub)
+        if self.js is not None:
+            self.js.bus.interest_changed(sub.subject)
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        self.table.remove(sub)
+        if self.js is not None:
+            self.js.bus.interest_changed(sub.subject)
+
+    # -- routing ------------------------------------------------------------------------------
+    def route(self, subject: str, target: str, reply: str | None, hdr: bytes | None,
+              payload: bytes, origin: Client | None = None) -> int:
+        """Deliver to the subscriptions matching `target` (the frames carry `subject`);
+        returns how many got it."""
+        count = 0
+        for sub in self.table.match(target):
+            client = sub.client
+            if client is origin and not client.echo:
+                continue
+            if not client.closed:
+                client.deliver(sub, subject, reply, hdr, payload)
+                count += 1
+        return count
+
+    def publish(self, origin: Client, subject: str, reply: str | None, hdr: bytes | None,
+                payload: bytes) -> None:
+        """A client's PUB/HPUB.
+
+        Plain acks (no reply, nothing but an ack) wait in the client's ``acks`` until its
+        read is handled or something that might depend on them comes (Client.apply_acks):
+        a pull request that gets the same answer either way is served ahead of them, so
+        that its messages are written before the acks are applied.  nats-server has
+        acks on a queue of their own as well."""
+        delivered = self.route(subject, subject, reply, hdr, payload, origin)
+        handled = False
+        router = self.router
+        if router is not None:
+            if is_plain_ack(subject, payload, reply):
+                origin.acks.append(subject)
+                return
+            if self.domain_prefix is not None and subject.startswith(self.domain_prefix):
+                subject = API_PREFIX + subject[len(self.domain_prefix):]
+            if origin.acks and not (subject.startswith(PULL_REQUEST_PREFIX)
+                                    and router.pull_may_precede_acks(subject, payload)):
+                origin.apply_acks()
+            handled = router.dispatch(subject, payload, hdr, self._answer_to(reply), reply)
+        elif self.not_enabled is not None:
+            handled = self.not_enabled(subject, self._answer_to(reply))
+        if reply and not delivered and not handled and origin.no_responders:
+            for sub in self.table.match(reply):
+                if sub.client is origin:
+                    origin.deliver(sub, reply, None, NO_RESPONDERS, b"")
+
+    def _answer_to(self, reply: str | None):
+        if not reply:
+            return _unanswered
+
+        def send(answer_hdr, data):
+            self.route(reply, reply, None, answer_hdr, data)
+        return send
+
+    def publish_run(self, origin: Client, run: list) -> None:
+        """Consecutive PUB/HPUBs of one read (subject, reply, hdr, payload) on subjects
+        outside ``$JS.``: each routed, stored when a stream captures it and answered, as
+        `publish` does one by one, under one hold of JetStream's lock."""
+        router = self.router
+        if origin.acks:
+            origin.apply_acks()
+        route, capture, match = self.route, router.capture_locked, self.table.match
+        frame = protocol.msg_frame
+        answered = answered_bytes = 0           # answers put straight into origin.out
+        # (not for a publisher with a deny filter: its deliver checks each subject)
+        direct = origin if origin.denied_deliveries is None else None
+        with router.lock:
+            for subject, reply, hdr, payload in run:
+                # route() inlined for the common cases: nobody subscribes to what is
+                # stored, and the publisher's own inbox subscription takes the answer
+                delivered = (route(subject, subject, reply, hdr, payload, origin)
+                             if match(subject) else 0)
+                answer = capture(subject, payload, hdr)
+                if not reply:
+                    continue
+                if answer is not None:
+                    for sub in match(reply):
+                        client = sub.client
+                        if client is direct and not sub.max and not client.closed:
+                            # (origin.out, not a copy of it: a flush on the way,
+                            # say of a pull batch a publish released, replaces it)
+                            origin.out.append(frame(reply, sub.sid, None, None, answer))
+                            sub.delivered += 1
+                            answered += 1
+                            answered_bytes += len(answer)
+                        elif not client.closed:
+                            client.deliver(sub, reply, None, None, answer)
+                elif not delivered and origin.no_responders:
+                    for sub in match(reply):
+                        if sub.client is origin:
+                            origin.deliver(sub, reply, None, NO_RESPONDERS, b"")
+        if answered:
+            origin.count_out(answered, answered_bytes)
+
+    # -- the JetStream bus's outside (Bus.attach) ------------------------------------------
+    def has_interest(self, subject: str) -> bool:
+        return self.table.has_interest(subject)
+
+    def deliver(self, msg) -> int:
+        """A message JetStream published: to the clients, now when this is the event loop's
+        thread (or no loop runs yet), else handed to the loop."""
+        server = self.server
+        if server.loop is None or threading.get_ident() == server.loop_thread:
+            count = self.route(msg.subject, msg.to or msg.subject, msg.reply, msg.hdr,
+                               bytes(msg.data))
+            server.flush_soon()
+            return count
+        server.loop.call_soon_threadsafe(self._deliver_later, msg)
+        return 1
+
+    def deliver_many(self, msgs: list) -> int:
+        """Messages JetStream publishes to one target in a burst (a pull batch): matched
+        once, rendered into each receiving client's buffer in one go."""
+        server = self.server
+        if server.loop is None or threading.get_ident() == server.loop_thread:
+            return self._route_many(msgs)
+        server.loop.call_soon_threadsafe(self._route_many, msgs)
+        return 1
+
+    def _route_many(self, msgs: list) -> int:
+        first = msgs[0]
+        count = 0
+        for sub in self.table.match(first.to or first.subject):
+            client = sub.client
+            if not client.closed:
+                client.deliver_many(sub, msgs)
+                count += 1
+                if not client.hold():
+                    client.flush()      # a burst goes out as soon as it is ready
+        self.server.flush_soon()
+        return count
+
+    def _deliver_later(self, msg) -> None:
+        self.route(msg.subject, msg.to or msg.subject, msg.reply, msg.hdr, bytes(msg.data))
+        self.server.flush_soon()
+
+    def flush_soon(self) -> None:
+        self.server.flush_soon()
