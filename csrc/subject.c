@@ -25,6 +25,19 @@ static int is_subject_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 
+/* 1 when s (not empty) has an empty token: a leading or trailing '.', or two in a row. */
+static int has_empty_token(const char *s, size_t n)
+{
+    if (s[0] == '.' || s[n - 1] == '.')
+        return 1;
+    for (const char *dot = memchr(s, '.', n); dot != NULL;
+         dot = memchr(dot + 1, '.', (size_t)(s + n - dot - 1))) {
+        if (dot[1] == '.')
+            return 1;
+    }
+    return 0;
+}
+
 int subject_is_literal(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -33,6 +46,16 @@ int subject_is_literal(const char *s, size_t n)
             return 0;
     }
     return 1;
+}
+
+int subject_has_full_wildcard(const char *s, size_t n)
+{
+    for (const char *gt = memchr(s, '>', n); gt != NULL;
+         gt = memchr(gt + 1, '>', (size_t)(s + n - gt - 1))) {
+        if ((gt == s || gt[-1] == '.') && (gt + 1 == s + n || gt[1] == '.'))
+            return 1;
+    }
+    return 0;
 }
 
 int subject_is_valid(const char *s, size_t n, int allow_wildcards)
@@ -60,6 +83,18 @@ int subject_is_valid(const char *s, size_t n, int allow_wildcards)
     }
 }
 
+int subject_is_routable(const char *s, size_t n)
+{
+    if (n == 0 || s[0] == '.' || s[n - 1] == '.')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (is_subject_space(c) || (c == '.' && s[i + 1] == '.'))
+            return 0;                       /* (s[i + 1] exists: s does not end in '.') */
+    }
+    return 1;
+}
+
 int subject_matches(const char *subj, size_t sn, const char *flt, size_t fn)
 {
     if (sn == 0 || fn == 0)
@@ -69,7 +104,7 @@ int subject_matches(const char *subj, size_t sn, const char *flt, size_t fn)
         size_t se = token_end(subj, sn, si);
         size_t fe = token_end(flt, fn, fi);
         if (is_full_wildcard(flt, fi, fe))
-            return se > si;                 /* one or more tokens remain */
+            return se > si && !has_empty_token(subj + si, sn - si);   /* one or more tokens */
         if (is_partial_wildcard(flt, fi, fe)) {
             if (se == si)
                 return 0;

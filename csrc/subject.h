@@ -20,9 +20,21 @@ int subject_is_literal(const char *s, size_t n);
  * "*" or ">" token also makes it invalid (a publish subject). */
 int subject_is_valid(const char *s, size_t n, int allow_wildcards);
 
+/* 1 when a message can be published on s: not empty, no empty token, no space, tab,
+ * CR, LF or form feed.  "*" and ">" tokens are allowed anywhere (nats-server stores and
+ * routes a publish on "kv.a.*" or even "kv.>.b": its sublist matches such tokens only
+ * against the wildcards of subscriptions); a subject with an empty token reaches no
+ * subscription. */
+int subject_is_routable(const char *s, size_t n);
+
+/* 1 when some token of s is exactly ">" (in any position). */
+int subject_has_full_wildcard(const char *s, size_t n);
+
 /* 1 when the literal subject subj is matched by the filter flt.  Tokens of subj are
- * compared as bytes (a "*" token in subj is not a wildcard).  An empty subject or an
- * empty filter never matches: callers treat "match everything" themselves. */
+ * compared as bytes: a "*" or ">" token in subj is not a wildcard, only a wildcard of flt
+ * takes it (nats-server's sublist: a publish on "a.*" reaches "a.*", "a.>", "*.*" and ">",
+ * not "a.b").  An empty subject or an empty filter never matches (callers treat "match
+ * everything" themselves), nor does a subject with an empty token ("a..b"). */
 int subject_matches(const char *subj, size_t sn, const char *flt, size_t fn);
 
 /* 1 when some literal subject is matched by both filters a and b (either may hold

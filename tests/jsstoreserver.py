@@ -1,6 +1,6 @@
 """Start `jsstore serve` for tests the way tests/natsserver.py starts nats-server: on
-`-p -1` (the port is read from its "Listening for client connections on" log line), with
-a store directory of the test's, stopped by its process id."""
+`-p -1` (the port is read from its "Listening for client connections on" log line) or a
+port given, with a store directory of the test's, stopped by its process id."""
 
 from __future__ import annotations
 
@@ -19,9 +19,12 @@ SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 LISTENING = re.compile(r"Listening for client connections on ([^\s:]+):(\d+)")
 
 
-def start_jsstore_server(store_dir, extra_args=(), *, timeout: float = 20.0) -> NatsServer:
+def start_jsstore_server(store_dir, extra_args=(), *, port: int | None = None,
+                         timeout: float = 20.0) -> NatsServer:
+    """Start `jsstore serve` on `port` (a free one when None) and wait until it is ready."""
     log_fd, log_path = tempfile.mkstemp(prefix="jsstore-serve-", suffix=".log")
-    args = [sys.executable, "-m", "jsstore", "serve", "-a", "127.0.0.1", "-p", "-1", "-js",
+    args = [sys.executable, "-m", "jsstore", "serve", "-a", "127.0.0.1",
+            "-p", "-1" if port is None else str(port), "-js",
             "-sd", os.fspath(store_dir), *extra_args]
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     try:

@@ -5,7 +5,8 @@
         ...
     # the server has exited here (SIGTERM, then SIGKILL if it hangs)
 
-start_nats_server()/NatsServer.stop() do the same without a context manager. Extra
+start_nats_server()/NatsServer.stop() do the same without a context manager (kill()
+stops it with SIGKILL, as a crash). Extra
 command line arguments go through `extra_args`; `jetstream=False` leaves out -js/-sd.
 Tests that use it should be marked @pytest.mark.natsserver and may call
 require_nats_server() to skip when the binary is missing.
@@ -114,6 +115,18 @@ class NatsServer:
             except subprocess.TimeoutExpired:
                 os.kill(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout)
+        return self.process.returncode
+
+
+    def kill(self, timeout: float = 15.0) -> int:
+        """SIGKILL by pid, as a crash: nothing is flushed or written on the way out (what
+        was handed to the OS stays). Returns the exit code. Safe to call twice."""
+        if self.process.poll() is None:
+            try:
+                os.kill(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.process.wait(timeout)
         return self.process.returncode
 
 

@@ -24,6 +24,23 @@ def test_literal_and_wildcard_subscriptions_in_subscription_order():
     assert bus.has_interest("a.x") and not bus.has_interest("b.x")
 
 
+def test_a_subject_with_wildcard_tokens_reaches_the_wildcards_that_take_them():
+    """As nats-server's sublist (tests/test_server_wildcard_publish.py checks it against
+    nats-server): a `*` or `>` token of a published subject is an ordinary token."""
+    bus = Bus()
+    filters = ["a.b", "a.*", "a.>", "*.*", ">", "*", "a.*.c"]
+    seen = []
+    for flt in filters:
+        bus.subscribe(flt, lambda m, flt=flt: seen.append((flt, m.subject)))
+    for subject in ["a.*", "a.>", "*", "a.>.c", "a..b"]:
+        bus.publish(Msg(subject))
+    assert seen == [("a.*", "a.*"), ("a.>", "a.*"), ("*.*", "a.*"), (">", "a.*"),
+                    ("a.*", "a.>"), ("a.>", "a.>"), ("*.*", "a.>"), (">", "a.>"),
+                    (">", "*"), ("*", "*"),
+                    ("a.>", "a.>.c"), (">", "a.>.c"), ("a.*.c", "a.>.c")]
+    assert bus.has_interest("a.*") and not bus.has_interest("a..b")
+
+
 def test_unsubscribe_stops_delivery():
     bus = Bus()
     seen = []

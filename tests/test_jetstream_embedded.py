@@ -97,8 +97,15 @@ def test_publish_routes_by_subject(js):
         js.publish("events.a.b", b"no")
     with pytest.raises(jsstore.NoStreamResponseError):
         js.publish("nothing", b"no")
+    # a wildcard token is an ordinary token that only the wildcards of a stream's subjects
+    # take, as in nats-server's sublist: stored under the subject as published
+    assert js.publish("orders.*", b"wildcard") == jsstore.PubAck(stream="ORDERS", seq=3)
+    assert js.get_msg("ORDERS", 3).subject == "orders.*"
+    assert js.publish("events.>", b"5") == jsstore.PubAck(stream="EVENTS", seq=3)
+    with pytest.raises(jsstore.NoStreamResponseError):
+        js.publish("events.*.b", b"no")
     with pytest.raises(ValueError):
-        js.publish("orders.*", b"wildcard")
+        js.publish("orders..x", b"an empty token")
     js.delete_stream("EVENTS")
     with pytest.raises(jsstore.NoStreamResponseError):
         js.publish("audit", b"gone")

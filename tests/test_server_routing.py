@@ -14,7 +14,9 @@ from jsstore._core.subjects import _subject_matches
 from jsstore.server import Server
 from jsstore.server.subscriptions import Subscription, SubjectTable
 
-TOKENS = st.sampled_from(["a", "b", "$JS", "_INBOX", "x"])
+# subjects published may hold `*` and `>` tokens (only wildcards take them) and even empty
+# tokens (nobody takes those)
+TOKENS = st.sampled_from(["a", "b", "$JS", "_INBOX", "x", "*", ">", ""])
 FILTER_TOKENS = st.sampled_from(["a", "b", "$JS", "_INBOX", "x", "*"])
 
 

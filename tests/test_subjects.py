@@ -14,6 +14,7 @@ from jsstore._core.subjects import (
     SubjectIndex,
     filters_overlap,
     is_literal,
+    is_routable,
     is_subset_match,
     is_valid_subject,
     subject_matches,
@@ -27,6 +28,8 @@ def ref_matches(subject: str, flt: str) -> bool:
     if not subject or not flt:
         return False
     subj_tokens, flt_tokens = subject.split("."), flt.split(".")
+    if "" in subj_tokens:                   # nats-server's sublist: an empty token matches nothing
+        return False
     for i, token in enumerate(flt_tokens):
         if i >= len(subj_tokens):
             return False
@@ -69,6 +72,10 @@ def ref_subset(a: str, b: str) -> bool:
 
 TOKENS = ["a", "b", "cc", "a*", ">b"]          # "a*" and ">b" are literal tokens
 literal_subjects = st.lists(st.sampled_from(TOKENS), min_size=1, max_size=4).map(".".join)
+# what may be published: `*` and `>` tokens (ordinary tokens only a filter's wildcards take),
+# empty tokens (taken by nothing)
+published_subjects = st.lists(st.sampled_from(TOKENS + ["*", ">", ""]),
+                              min_size=1, max_size=4).map(".".join)
 
 
 @st.composite
@@ -126,6 +133,12 @@ def test_wildcard_characters_inside_tokens_are_literal(subject):
     ("foo.***.bar", "foo.***.bar", True), ("foo.>>>.bar", "foo.>>>.bar", True), ("foo.bar", "foo.*-", False),
     ("foo.*-", "foo.*-", True), ("foo.*", "foo.*", True), ("foo.x", "foo*", False), ("foo", "", False),
     ("", ">", False), ("a.b.c", "a.*.>", True), ("a.b", "a.*.>", False), ("a.b", "*.b", True),
+    # published subjects with wildcard tokens: only a filter's wildcards take those tokens
+    ("a.*", "a.>", True), ("a.>", "a.*", True), ("a.*", "a.b", False), ("a.*", "*.*", True),
+    (">", "*", True), ("*", ">", True), ("a.>.c", "a.*.c", True), ("a.*.c", "a.b.>", False),
+    # an empty token: no filter takes the subject
+    ("a..b", ">", False), ("a.b..c", "a.>", False), ("a.b.", ">", False), (".a", ">", False),
+    ("a..b", "a.*.b", False),
 ])
 def test_subject_matches_cases(subject, flt, expected):
     assert subject_matches(subject, flt) is expected
@@ -143,7 +156,18 @@ def test_filters_overlap_cases(a, b, expected):
     assert filters_overlap(b, a) is expected
 
 
-@given(literal_subjects, filters())
+@pytest.mark.parametrize("subject, expected", [
+    ("a", True), ("a.*", True), ("a.>", True), ("a.>.b", True), (">", True), ("*", True),
+    ("a*.b>", True), ("", False), (".", False), ("a..b", False), (".a", False), ("a.", False),
+    ("a b", False), ("a.\tb", False), ("a.\r", False),
+])
+def test_routable_subjects(subject, expected):
+    """What a message can be published on (nats-server routes `*` and `>` tokens anywhere,
+    and nothing with an empty token)."""
+    assert is_routable(subject) is expected
+
+
+@given(published_subjects, filters())
 def test_subject_matches_against_reference(subject, flt):
     assert subject_matches(subject, flt) == ref_matches(subject, flt)
 
@@ -299,6 +323,47 @@ def test_match_against_brute_force(subjects, flts, releases):
         assert index.match(flt) == expected, flt
     assert sorted(index.items()) == sorted(model.items())
     assert all(by_id[sid] == subject for subject, sid in model.items())
+
+
+def ref_under_subset(subject: str, flt: str) -> bool:
+    """A stored subject under a filter when a stored `>` token lies under a `>` of the
+    filter only (nats-server's subjectIsSubsetMatch), other stored tokens as ref_matches."""
+    subj_tokens, flt_tokens = subject.split("."), flt.split(".")
+    for i, token in enumerate(flt_tokens):
+        if i >= len(subj_tokens):
+            return False
+        if token == ">":
+            return True
+        if subj_tokens[i] == ">" or (token != "*" and token != subj_tokens[i]):
+            return False
+    return len(subj_tokens) == len(flt_tokens)
+
+
+stored_subjects = st.lists(st.sampled_from(TOKENS + ["*", ">"]), min_size=1,
+                           max_size=4).map(".".join)
+
+
+@given(st.lists(stored_subjects, min_size=0, max_size=30), st.lists(filters(), min_size=1, max_size=6),
+       st.lists(st.integers(0, 29), max_size=12))
+def test_match_of_stored_wildcard_tokens(subjects, flts, releases):
+    """Subjects published with `*` and `>` tokens are stored as such: a filter's wildcards
+    take them as any token, or with subset, a stored `>` under a `>` of the filter only."""
+    index = SubjectIndex()
+    model = {}
+    for subject in subjects:
+        model[subject] = index.intern(subject)
+    for k in releases:
+        if k < len(subjects) and subjects[k] in model:
+            index.release(model.pop(subjects[k]))
+    index.verify()                      # (counts the live subjects with a `>` token)
+    assert index.stats()["full_wild"] == sum(">" in s.split(".") for s in model)
+    for flt in flts + [">"]:
+        everything = flt == ">"
+        assert index.match(flt) == sorted(
+            sid for subject, sid in model.items() if everything or ref_matches(subject, flt)), flt
+        assert index.match(flt, subset=True) == sorted(
+            sid for subject, sid in model.items()
+            if everything or ref_under_subset(subject, flt)), flt
 
 
 class SubjectIndexMachine(RuleBasedStateMachine):

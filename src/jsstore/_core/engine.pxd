@@ -33,6 +33,10 @@ cdef class BlockStore:
     cdef public uint64_t lost_bytes
     cdef public uint64_t dirty            # changes since the state file was written
     cdef public int64_t next_ttl_expiry   # earliest per-message TTL expiry (ns); INT64_MAX when none
+    # where a filter takes a stored ">" token only under a ">" of its own (nats-server's
+    # stores differ here: see queries.pyx); otherwise any wildcard of the filter takes it
+    cdef public bint subset_next          # load_next_msg with one filter (the file store)
+    cdef public bint subset_subjects      # subjects_state, subjects_totals (the memory store)
     # cache budget
     cdef public uint64_t cache_bytes      # bytes held by loaded block caches
     cdef public uint64_t cache_budget     # evict least recently used blocks past this

@@ -17,7 +17,8 @@ cdef class Filter:
     cdef list sids                # FILTER_ONE / FILTER_MASK: the matching subject ids
     cdef uint32_t mask_len
 
-cdef Filter compile_filter(BlockStore store, object flt)
+cdef Filter compile_filter(BlockStore store, object flt, bint subset=*)
+    # `subset`: one filter takes a stored ">" token with a ">" only (see queries.pyx)
 cdef uint64_t next_match(BlockStore store, Filter f, uint64_t start) except? 0
 cdef uint64_t prev_match(BlockStore store, Filter f, uint64_t start) except? 0
 cdef uint64_t count_from(BlockStore store, Filter f, uint64_t sseq) except? 0

@@ -1,4 +1,17 @@
-"""Queries over the engine state (see queries.pxd)."""
+"""Queries over the engine state (see queries.pxd).
+
+A filter takes a stored subject token by token: a literal token of the filter the same
+token, `*` any one token, `>` the rest.  A subject published with `*` or `>` tokens is
+stored as published, and those tokens are tokens like any other ("kv.a.*" lies under the
+filters "kv.a.*", "kv.*.*" and "kv.>", not under "kv.a.b").  nats-server tests some of its
+store paths with subjectIsSubsetMatch instead, where a stored `>` token lies under a `>`
+of the filter only: "s.>" is not under "s.*" there.  Which paths, the two stores differ
+(checked against nats-server in tests/test_server_wildcard_publish.py), and a store says
+so in two flags: ``subset_next`` (the file store's load_next_msg with one filter: what a
+consumer with one filter delivers, next_by_subj) and ``subset_subjects`` (the memory
+store's subjects_state and subjects_totals).  A filtered purge removes by the subset test
+in both stores (purge_ex).
+"""
 
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdlib cimport free
@@ -18,7 +31,7 @@ cdef inline bytes _filter_bytes(object flt):
     return flt.encode() if isinstance(flt, str) else bytes(flt)
 
 
-cdef Filter compile_filter(BlockStore store, object flt):
+cdef Filter compile_filter(BlockStore store, object flt, bint subset=False):
     cdef Filter f = Filter.__new__(Filter)
     cdef list filters
     cdef bytes fb
@@ -31,13 +44,14 @@ cdef Filter compile_filter(BlockStore store, object flt):
         filters = [flt] if flt else []
     else:
         filters = list(flt)
+        subset = False          # several filters: a sublist's match (nats-server's Multi loads)
     filters = [_filter_bytes(x) for x in filters if x]
     if not filters or b">" in filters:
         f.kind = FILTER_ALL
         return f
     f.sids = []
     for fb in filters:
-        n = psim.c_match(<const char*>fb, len(fb), &ids)
+        n = psim.c_match(<const char*>fb, len(fb), &ids, subset)
         try:
             for i in range(n):
                 if ids[i] not in seen:
@@ -218,10 +232,13 @@ cdef uint64_t count_from(BlockStore store, Filter f, uint64_t sseq) except? 0:
 
 # -- the query methods (bound onto the store classes) -------------------------------
 
-def load_next_msg(BlockStore self, filter, uint64_t start):
-    """First message with seq >= start matching filter: (msg, seq); StoreEOF when none."""
+def load_next_msg(BlockStore self, filter, uint64_t start, subset=None):
+    """First message with seq >= start matching filter: (msg, seq); StoreEOF when none.
+    `subset` (one filter): a stored `>` token lies under a `>` of the filter only; None
+    is the store's way (``subset_next``)."""
     _check_open(self)
-    cdef uint64_t seq = next_match(self, compile_filter(self, filter), start)
+    cdef bint by_subset = self.subset_next if subset is None else subset
+    cdef uint64_t seq = next_match(self, compile_filter(self, filter, by_subset), start)
     if seq == 0:
         raise StoreEOF()
     return self.c_load(seq), seq
@@ -278,8 +295,8 @@ cdef list _live_ids(SubjectIndex psim):
     return [sid for sid in range(psim.n_entries) if psim.entries[sid].total > 0]
 
 
-cdef list _filter_ids(BlockStore store, object flt):
-    cdef Filter f = compile_filter(store, flt)
+cdef list _filter_ids(BlockStore store, object flt, bint subset=False):
+    cdef Filter f = compile_filter(store, flt, subset)
     if f.kind == FILTER_ALL:
         return _live_ids(store.psim)
     if f.kind == FILTER_NONE:
@@ -290,14 +307,15 @@ cdef list _filter_ids(BlockStore store, object flt):
 def subjects_totals(BlockStore self, filter=">"):
     _check_open(self)
     cdef uint32_t sid
-    return {self.psim.subject_str(sid): self.psim.entry(sid).total for sid in _filter_ids(self, filter)}
+    return {self.psim.subject_str(sid): self.psim.entry(sid).total
+            for sid in _filter_ids(self, filter, self.subset_subjects)}
 
 
 def subjects_state(BlockStore self, filter=">"):
     _check_open(self)
     cdef uint32_t sid
     cdef dict out = {}
-    for sid in _filter_ids(self, filter):
+    for sid in _filter_ids(self, filter, self.subset_subjects):
         out[self.psim.subject_str(sid)] = SimpleState(self.psim.entry(sid).total,
                                                       self.c_subject_first(sid, 0),
                                                       self.c_subject_last(sid, 0))

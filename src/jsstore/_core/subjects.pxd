@@ -34,6 +34,8 @@ cdef class SubjectIndex:
     cdef uint32_t n_free, cap_free
     cdef char* arena              # subject bytes, back to back
     cdef uint64_t arena_len, arena_cap, arena_garbage   # garbage = bytes of released subjects
+    cdef uint32_t n_full_wild     # entries in use whose subject has a ">" token (published as
+                                  # such): the only ones a subset match tells apart (c_match)
 
     cdef int64_t c_find(self, const char* subj, Py_ssize_t n) noexcept   # id, or -1
     cdef int64_t c_intern(self, const char* subj, Py_ssize_t n) except -2 # id (new entries start zeroed except off/length)
@@ -43,9 +45,12 @@ cdef class SubjectIndex:
     cdef inline const char* subject_ptr(self, uint32_t sid) noexcept:
         return self.arena + self.entries[sid].off
     cdef object subject_str(self, uint32_t sid)            # the subject as a Python str
-    cdef Py_ssize_t c_match(self, const char* flt, Py_ssize_t n, uint32_t** out) except -1
+    cdef Py_ssize_t c_match(self, const char* flt, Py_ssize_t n, uint32_t** out, bint subset) except -1
         # ids of live subjects matching the filter (`*`/`>` wildcards; "" and ">" match all),
-        # written to a malloc'ed array the caller frees; returns the count
+        # written to a malloc'ed array the caller frees; returns the count.  A stored "*" or
+        # ">" token is a token like any other, taken by a wildcard of the filter; with
+        # `subset`, a stored ">" token only by a ">" of the filter (nats-server's
+        # subjectIsSubsetMatch, which some of its store paths test: see queries.pyx)
 
 cdef struct BlockSubj:
     uint32_t sid                  # subject id in the stream's SubjectIndex (0xFFFFFFFF = empty slot)
@@ -66,7 +71,9 @@ cdef class BlockSubjects:
 # Subject syntax and matching (csrc/subject.c)
 cdef extern from "subject.h":
     int subject_is_literal(const char* s, size_t n) nogil          # no `*` / `>` tokens
+    int subject_has_full_wildcard(const char* s, size_t n) nogil   # a `>` token somewhere
     int subject_is_valid(const char* s, size_t n, int allow_wildcards) nogil
+    int subject_is_routable(const char* s, size_t n) nogil   # can be published on (`*`/`>` tokens too)
     int subject_matches(const char* subj, size_t sn, const char* flt, size_t fn) nogil   # literal subj vs filter
     int subject_filters_overlap(const char* a, size_t an, const char* b, size_t bn) nogil  # some subject matches both
     int subject_is_subset_match(const char* subj, size_t sn, const char* test, size_t tn) nogil

@@ -192,6 +192,7 @@ cdef void _reset(SubjectIndex index) noexcept:
     index.n_free = 0
     index.arena_len = 0
     index.arena_garbage = 0
+    index.n_full_wild = 0
 
 cdef SubjEntry* _live_entry(SubjectIndex index, object sid) except NULL:
     if not (0 <= sid < index.n_entries) or index.entries[<uint32_t>sid].length == 0:
@@ -254,6 +255,8 @@ cdef class SubjectIndex:
             self.slot_used += 1
         self.slots[i] = sid + 1
         self.n_live += 1
+        if subject_has_full_wildcard(subj, <size_t>n):
+            self.n_full_wild += 1
         return sid
 
     cdef void c_release(self, uint32_t sid) noexcept:
@@ -262,6 +265,8 @@ cdef class SubjectIndex:
         cdef SubjEntry* e = &self.entries[sid]
         cdef uint32_t mask = self.slot_mask
         cdef uint32_t i = <uint32_t>_hash(self.arena + e.off, e.length) & mask
+        if subject_has_full_wildcard(self.arena + e.off, e.length):
+            self.n_full_wild -= 1
         while self.slots[i] != sid + 1:
             i = (i + 1) & mask
         if self.slots[(i + 1) & mask] == SLOT_EMPTY:
@@ -289,7 +294,7 @@ cdef class SubjectIndex:
         cdef SubjEntry* e = &self.entries[sid]
         return PyUnicode_DecodeUTF8(self.arena + e.off, e.length, "surrogateescape")
 
-    cdef Py_ssize_t c_match(self, const char* flt, Py_ssize_t n, uint32_t** out) except -1:
+    cdef Py_ssize_t c_match(self, const char* flt, Py_ssize_t n, uint32_t** out, bint subset) except -1:
         cdef uint64_t cap = self.n_live if self.n_live > 0 else 1
         cdef uint32_t* ids = <uint32_t*>malloc(cap * sizeof(uint32_t))
         if ids == NULL:
@@ -313,6 +318,7 @@ cdef class SubjectIndex:
         else:
             # Reject on the literal prefix (memcmp) before the token-wise match.
             prefix_len = _literal_prefix_len(flt, n)
+            subset = subset and self.n_full_wild > 0    # otherwise the two tests agree
             with nogil:
                 for sid in range(n_entries):
                     e = &entries[sid]
@@ -321,7 +327,10 @@ cdef class SubjectIndex:
                     if prefix_len and memcmp(arena + e.off, flt, prefix_len) != 0:
                         continue
                     if subject_matches(arena + e.off + prefix_len, e.length - prefix_len,
-                                       flt + prefix_len, <size_t>(n - prefix_len)):
+                                       flt + prefix_len, <size_t>(n - prefix_len)) and (
+                            not subset or subject_is_subset_match(
+                                arena + e.off + prefix_len, e.length - prefix_len,
+                                flt + prefix_len, <size_t>(n - prefix_len))):
                         ids[count] = sid
                         count += 1
         out[0] = ids
@@ -360,11 +369,13 @@ cdef class SubjectIndex:
         e.first_seq = first_seq
         e.last_seq = last_seq
 
-    def match(self, filter):
-        """Ids (ascending) of the subjects matching `filter`; "" and ">" match all."""
+    def match(self, filter, bint subset=False):
+        """Ids (ascending) of the subjects matching `filter`; "" and ">" match all.  With
+        `subset`, a stored ">" token is taken by a ">" of the filter only."""
         cdef bytes b = _subject_bytes(filter)
         cdef uint32_t* ids = NULL
-        cdef Py_ssize_t count = self.c_match(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), &ids)
+        cdef Py_ssize_t count = self.c_match(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), &ids,
+                                             subset)
         try:
             return [ids[k] for k in range(count)]
         finally:
@@ -385,15 +396,18 @@ cdef class SubjectIndex:
             "slots": self.slot_mask + 1, "slot_used": self.slot_used,
             "entry_capacity": self.cap_entries, "arena_len": self.arena_len,
             "arena_capacity": self.arena_cap, "arena_garbage": self.arena_garbage,
+            "full_wild": self.n_full_wild,
         }
 
     def verify(self):
         """Check the invariants listed at the top of this file; AssertionError if broken."""
-        cdef uint32_t sid, i, live = 0, used = 0
+        cdef uint32_t sid, i, live = 0, used = 0, full_wild = 0
         cdef uint64_t live_bytes = 0
         for sid in range(self.n_entries):
             if self.entries[sid].length:
                 live += 1
+                full_wild += subject_has_full_wildcard(self.arena + self.entries[sid].off,
+                                                       self.entries[sid].length)
                 live_bytes += self.entries[sid].length
                 assert self.entries[sid].off + self.entries[sid].length <= self.arena_len, sid
                 assert self.find(self.arena[self.entries[sid].off:self.entries[sid].off + self.entries[sid].length]) == sid, sid
@@ -403,6 +417,7 @@ cdef class SubjectIndex:
                 if self.slots[i] != SLOT_TOMBSTONE:
                     assert self.entries[self.slots[i] - 1].length != 0, i
         assert live == self.n_live, (live, self.n_live)
+        assert full_wild == self.n_full_wild, (full_wild, self.n_full_wild)
         assert used == self.slot_used, (used, self.slot_used)
         assert used * 4 <= (self.slot_mask + 1) * 3, (used, self.slot_mask + 1)
         assert live_bytes == self.arena_len - self.arena_garbage, (live_bytes, self.arena_len, self.arena_garbage)
@@ -522,6 +537,14 @@ def is_valid_subject(subject, bint allow_wildcards=False):
     """True for a well-formed subject; wildcard tokens only with allow_wildcards."""
     cdef bytes b = _subject_bytes(subject)
     return bool(subject_is_valid(PyBytes_AS_STRING(b), <size_t>PyBytes_GET_SIZE(b), allow_wildcards))
+
+
+def is_routable(subject):
+    """True when a message can be published on `subject`: no empty token, no white space;
+    `*` and `>` tokens anywhere (a publish on "kv.a.*" is routed to the subscriptions
+    whose wildcards match those tokens, as nats-server does)."""
+    cdef bytes b = _subject_bytes(subject)
+    return bool(subject_is_routable(PyBytes_AS_STRING(b), <size_t>PyBytes_GET_SIZE(b)))
 
 
 def is_literal(subject):

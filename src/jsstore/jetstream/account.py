@@ -27,7 +27,7 @@ import threading
 import time
 from typing import Callable, Mapping
 
-from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
+from jsstore._core.subjects import _subject_matches, filters_overlap, is_routable
 from jsstore.errors import StoreClosed
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.jetstream import limits as account_limits
@@ -439,10 +439,14 @@ class JetStream:
         if stream is not None:
             return stream
         self.check_open()
-        if not is_valid_subject(subject) or not is_literal(subject):
+        if not is_routable(subject):
             raise ValueError(f"invalid publish subject {subject!r}")
+        # as nats-server's sublist matches a publish against a stream's subscriptions: a
+        # `*` or `>` token of the subject is an ordinary token that only a wildcard of the
+        # stream's subjects takes ("kv.a.*" goes to a stream of "kv.>" or "kv.a.*", not to
+        # one of "kv.a.b"); streams' subjects do not overlap, so one stream at most
         for candidate in self._streams.values():
-            if any(filters_overlap(subject, captured) for captured in candidate.config.subjects):
+            if any(_subject_matches(subject, captured) for captured in candidate.config.subjects):
                 if len(self._routes) >= ROUTE_CACHE_LIMIT:
                     self._routes.clear()
                 self._routes[subject] = candidate

@@ -235,8 +235,9 @@ class Client(asyncio.Protocol):
             return
         self._count_in(1, len(payload) + (len(hdr) if hdr else 0))
         if self.pedantic and not is_valid_subject(subject, False):
+            # as nats-server: the -ERR, and the message goes on all the same (a publish on
+            # "a.*" reaches the subscriptions and streams its wildcard token matches)
             self.out.append(protocol.err_frame(INVALID_PUBLISH_SUBJECT))
-            return
         self.account.publish(self, subject, reply, hdr, payload)
 
     def _count_in(self, count: int, size: int) -> None:

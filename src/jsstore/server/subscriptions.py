@@ -1,7 +1,12 @@
 """The server's subscriptions by subject: literal subjects and inbox-style filters
 (``prefix.*``) in dicts, other wildcard filters by their first token with a cache of recent
 matches cleared on every change (nats-server's sublist does the same job with a token
-trie)."""
+trie).
+
+A subject published with ``*`` or ``>`` tokens is matched as nats-server's sublist matches
+it: those tokens are ordinary tokens that only a subscription's wildcards take (``a.*``
+reaches ``a.*``, ``a.>``, ``*.*`` and ``>``, not ``a.b``; ``a.>`` reaches ``a.*`` too), and
+a subject with an empty token reaches nobody (``subject_matches`` in ``_core.subjects``)."""
 
 from __future__ import annotations
 

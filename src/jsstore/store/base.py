@@ -171,14 +171,19 @@ class StoreBase(BlockStore):
             to_remove -= keep
         last = seq - 1 if seq > 1 else ss.last
         purged = 0
-        cur = ss.first
+        # as nats-server: counted by the filter, removed by the subset test (a stored ">"
+        # token only under a ">" of the filter: jsstore._core.queries)
+        try:
+            cur = self.load_next_msg(subject, ss.first, subset=True)[1]
+        except StoreEOF:
+            return 0
         while purged < to_remove and 0 < cur <= last:
             self.remove_msg(cur)
             purged += 1
             if cur >= last:
                 break
             try:
-                cur = self.load_next_msg(subject, cur + 1)[1]
+                cur = self.load_next_msg(subject, cur + 1, subset=True)[1]
             except StoreEOF:
                 break
         return purged

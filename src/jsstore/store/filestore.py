@@ -76,6 +76,9 @@ class FileStore(StoreBase):
         block_size = options.block_size or dyn_block_size(config)
         super().__init__(config, mem_sized=False, block_size=block_size,
                          cache_budget=options.cache_budget)
+        # as nats-server's file store: a load by one filter takes a stored ">" token under a
+        # ">" of the filter only (jsstore._core.queries)
+        self.subset_next = True
         self.options = options
         self.directory = os.fspath(directory)
         self.msgs_dir = os.path.join(self.directory, MSGS_DIR)

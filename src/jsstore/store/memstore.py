@@ -19,6 +19,9 @@ class MemStore(StoreBase):
     def __init__(self, config: StoreConfig):
         config = store_config_of(config)
         super().__init__(config, mem_sized=True, block_size=MEMORY_BLOCK_SIZE, cache_budget=1 << 62)
+        # as nats-server's memory store: its subject counts take a stored ">" token under a
+        # ">" of the filter only (jsstore._core.queries)
+        self.subset_subjects = True
         self._consumers = {}
         if config.first_seq and config.first_seq > 1:
             self.last_seq = config.first_seq - 1

@@ -9,6 +9,10 @@ forwards to its clients.
     ...
     sub.unsubscribe()
 
+A subject with ``*`` or ``>`` tokens (a stored message published on one, say) reaches
+the subscriptions whose wildcards take those tokens, as in nats-server: ``a.*`` goes to
+``a.*``, ``a.>`` and ``>``, not to ``a.b``.
+
 Callbacks run synchronously, in the thread that publishes, in subscription order.  A
 callback may publish or call back into JetStream; a message published from inside a
 callback is delivered after the current one has reached every subscriber (no unbounded
