@@ -244,3 +244,11 @@ def test_json_quote_rune_names_bad_bytes_in_hex():
 ])
 def test_time_quote(text, quoted):
     assert quoting.time_quote(text) == quoted
+
+
+def test_encode_indent_is_go_marshal_indent():
+    value = {"a": [1, {"b": "<x> & \u2028é"}], "c": {}, "d": [], "e": None, "f": True}
+    assert gojson.encode_indent(value) == (
+        b'{\n  "a": [\n    1,\n    {\n      "b": "\\u003cx\\u003e \\u0026 \\u2028'
+        + "é".encode() + b'"\n    }\n  ],\n  "c": {},\n  "d": [],\n  "e": null,\n'
+        b'  "f": true\n}')

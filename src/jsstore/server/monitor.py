@@ -7,11 +7,11 @@ request, the connection closed after it.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import resource
 import time
 
+from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import SECOND
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.server.defaults import DEFAULT_MAX_PENDING, GO_VERSION
@@ -73,7 +73,7 @@ class Monitor:
             else:
                 self.requests[path] = self.requests.get(path, 0) + 1
                 status, kind = "200 OK", "application/json"
-                body = json.dumps(handler(), indent=2).encode()
+                body = gojson.encode_indent(handler())
             writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\n"
                          f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
                          .encode() + body)
