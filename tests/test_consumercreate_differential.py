@@ -169,6 +169,13 @@ STEPS: list[tuple[str, object]] = [
     (CREATE + "S.J", req(config={"opt_start_time": "2024-01-01T00:00:60Z"})),
     (CREATE + "S.J", req(config={"opt_start_time": "2024-01-01T00:00:00Zjunk"})),
     (CREATE + "S.J", req(config={"opt_start_time": "2024-01-01T00:00:00+25:00"})),
+    # Go parses these offsets but will not write them as JSON: the store is not made
+    (CREATE + "S.J", req(config={"deliver_policy": "by_start_time",
+                                 "opt_start_time": "2024-01-01T00:00:00+24:00"})),
+    (CREATE + "S.J", req(config={"deliver_policy": "by_start_time",
+                                 "opt_start_time": "2024-01-01T00:00:00-23:60"})),
+    (CREATE + "S.J", req(config={"deliver_policy": "by_start_time",
+                                 "opt_start_time": "2024-01-01T00:00:00+23:59"})),
     (CREATE + "S.J", req(config={"opt_start_time": "2024-01-01T00:00:00.Z"})),
     (CREATE + "S.J", req(config={"opt_start_time": "2024-01-01T00:00:00+0100"})),
     (CREATE + "S.J", req(config={"pause_until": "\u00e9"})),

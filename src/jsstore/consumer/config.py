@@ -42,7 +42,13 @@ import msgspec
 
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import MILLISECOND, SECOND
-from jsstore.gocompat.times import TimeParseError, format_go_time, is_zero_time, parse_go_time
+from jsstore.gocompat.times import (
+    TimeParseError,
+    format_go_time,
+    is_zero_time,
+    marshal_error,
+    parse_go_time,
+)
 from jsstore.stream import config as streamconfig
 from jsstore.wire import api as wire_api
 from jsstore.wire import apierrors as api_errors
@@ -203,6 +209,21 @@ def decode(data: bytes | str) -> ConsumerConfig:
 def to_dict(cfg: ConsumerConfig) -> dict:
     """The configuration as the plain JSON object nats-server stores and answers."""
     return msgspec.json.decode(encode(cfg))
+
+
+def storable_error(cfg: ConsumerConfig) -> str | None:
+    """Why the configuration can not be written as JSON (nats-server then fails to make
+    the consumer's store), or None: a time whose offset Go parses but will not encode."""
+    for name in ("opt_start_time", "pause_until"):
+        text = getattr(cfg, name)
+        if text is not None:
+            try:
+                problem = marshal_error(parse_go_time(text))
+            except TimeParseError:
+                continue
+            if problem:
+                return problem
+    return None
 
 
 def from_dict(data: dict) -> ConsumerConfig:

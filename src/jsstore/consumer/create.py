@@ -243,6 +243,8 @@ def plan_request(request: CreateConsumerRequest, target: CreateSubject, *,
     if request.action == "update":
         raise api_errors.JSConsumerDoesNotExist()
     consumer_checks.check_new_consumer(config, stream, others, limits=limits)
+    if cc.storable_error(config):           # the last step: writing the consumer's store
+        raise store_failed_error()
     return CreatePlan(target.stream, name, cc.with_ephemeral_threshold(config), False,
                       request.action)
 

@@ -182,6 +182,14 @@ def parse_time_ns(text: str | bytes) -> int:
     return unix_ns(parse_go_time(text))
 
 
+def marshal_error(t: GoTime) -> str | None:
+    """Why Go's Time.MarshalJSON refuses `t` (None when it does not): time.Parse takes an
+    offset up to +24:60, JSON can not carry one of 24 hours or more."""
+    if abs(t.offset) // 60 // 60 >= 24:
+        return "Time.MarshalJSON: timezone hour outside of range [0,23]"
+    return None
+
+
 def format_go_time(t: GoTime, *, fraction: bool = True) -> str:
     """Go's time.RFC3339Nano text of `t` in its offset (what its JSON encoder writes for
     a time.Time): the fraction without trailing zeros, 'Z' for UTC; without `fraction`,
