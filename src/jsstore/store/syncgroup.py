@@ -52,7 +52,8 @@ class SyncGroup:
                     if durablelog.LOG is not None and target.length is not None:
                         durablelog.record(target.path, target.length)
             except OSError as exc:
-                error = f"sync {target.path}: {exc.strerror or exc}"
+                text = exc.strerror or str(exc)    # Go's errno texts begin in lower case
+                error = f"sync {target.path}: {text[:1].lower()}{text[1:]}"
             finally:
                 os.close(target.fd)
         return error
