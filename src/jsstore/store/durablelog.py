@@ -8,16 +8,23 @@ logged with its full length once the rename is durable.  After a crash, `cut_to_
 makes a store directory look as it would after losing power at that moment: every file cut
 back to its last logged length, every file never logged removed.
 
+Armed, ``JSSTORE_DURABLE_SLOW`` (seconds) makes every group fsync take at least that long
+(`slow_disk`): a slow disk, so that a test can kill the server while an fsync is under way.
+
 Disarmed (the default) it costs one check of `LOG` per fsync and nothing else."""
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 
 ENV = "JSSTORE_DURABLE_LOG"
 
+SLOW_ENV = "JSSTORE_DURABLE_SLOW"
+
 LOG = None                      # the open log file while armed
+SLOW = 0.0                      # seconds each group fsync waits first, while armed
 _lock = threading.Lock()
 
 
@@ -32,6 +39,12 @@ def disarm() -> None:
     log, LOG = LOG, None
     if log is not None:
         log.close()
+
+
+def slow_disk() -> None:
+    """Called before a group fsync while armed: waits SLOW seconds."""
+    if SLOW > 0:
+        time.sleep(SLOW)
 
 
 def record(path: str, length: int) -> None:
@@ -73,3 +86,4 @@ def cut_to_durable(root: str, log_path: str) -> tuple[int, int]:
 
 if os.environ.get(ENV):
     arm(os.environ[ENV])
+    SLOW = float(os.environ.get(SLOW_ENV) or 0)

@@ -47,10 +47,14 @@ class SyncGroup:
         for target in targets:
             try:
                 if error is None:
-                    os.fsync(target.fd)
+                    if durablelog.LOG is None:
+                        os.fsync(target.fd)
+                    else:
+                        durablelog.slow_disk()
+                        os.fsync(target.fd)
+                        if target.length is not None:
+                            durablelog.record(target.path, target.length)
                     self.fsyncs += 1
-                    if durablelog.LOG is not None and target.length is not None:
-                        durablelog.record(target.path, target.length)
             except OSError as exc:
                 text = exc.strerror or str(exc)    # Go's errno texts begin in lower case
                 error = f"sync {target.path}: {text[:1].lower()}{text[1:]}"
