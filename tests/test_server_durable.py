@@ -158,3 +158,32 @@ def test_an_fsync_error_acknowledges_nothing(tmp_path, monkeypatch):
         assert (error["code"], error["err_code"]) == (503, 10077)
         assert error["description"].startswith("sync ")
         assert error["description"].endswith(": input/output error")
+
+
+# -- what /varz and /jsz show, against nats-server --------------------------------------------------
+def _get(port: int, path: str) -> dict:
+    import urllib.request
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+        return json.loads(answer.read())
+
+
+SHOWN = ("sync_interval", "sync_always")
+
+
+@pytest.mark.natsserver
+@pytest.mark.parametrize("value", ["always", '"5s"', '"0s"', "7"])
+def test_varz_and_jsz_show_the_sync_setting_as_nats_server(tmp_path, value):
+    from jsstoreserver import jsstore_server
+    from natsserver import free_port, nats_server, require_nats_server
+    require_nats_server()
+    shown = {}
+    for kind in ("jsstore", "nats-server"):
+        http = free_port()
+        conf = tmp_path / f"{kind}.conf"
+        conf.write_text(f"jetstream {{ sync_interval: {value} }}\n")
+        starter = jsstore_server if kind == "jsstore" else nats_server
+        with starter(tmp_path / kind, ["-c", str(conf), "-m", str(http)]):
+            varz = _get(http, "/varz")["jetstream"]["config"]
+            jsz = _get(http, "/jsz?config=true")["config"]
+        shown[kind] = [{key: page[key] for key in SHOWN if key in page} for page in (varz, jsz)]
+    assert shown["jsstore"] == shown["nats-server"]
