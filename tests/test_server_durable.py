@@ -187,3 +187,25 @@ def test_varz_and_jsz_show_the_sync_setting_as_nats_server(tmp_path, value):
             jsz = _get(http, "/jsz?config=true")["config"]
         shown[kind] = [{key: page[key] for key in SHOWN if key in page} for page in (varz, jsz)]
     assert shown["jsstore"] == shown["nats-server"]
+
+
+# -- what else sync always syncs (nats-server's writeFileWithOptionalSync) ---------------------------
+@pytest.mark.parametrize("sync", ["always", "interval"])
+def test_consumer_state_and_meta_are_synced_with_always_only(tmp_path, sync):
+    from jsstore.store import durablelog
+    from jsstore.store.config import StoreConfig, StoreOptions
+    from jsstore.store.filestore import FileStore
+    log = tmp_path / "durable.log"
+    durablelog.arm(str(log))
+    try:
+        store = FileStore(tmp_path / "S", StoreConfig(name="S"), StoreOptions(sync=sync))
+        consumer = store.consumer_store("D", 1, {"ack_policy": "explicit"})
+        consumer.update_delivered(1, 1, 1, 1)
+        consumer.flush()
+        store.stop()
+    finally:
+        durablelog.disarm()
+    synced = {os.path.relpath(path, tmp_path / "S") for path in durablelog.durable_lengths(str(log))}
+    consumer_files = {"obs/D/meta.inf", "obs/D/o.dat"}
+    assert {"meta.inf", "meta.sum", "msgs/index.db"} <= synced     # synced either way
+    assert (consumer_files <= synced) == (sync == "always")
