@@ -142,6 +142,74 @@ def test_pubacks_wait_for_the_fsync_and_concurrent_publishes_share_it(tmp_path, 
     assert 1 <= gated.calls <= 6                  # 800 acknowledged publishes
 
 
+def test_a_publish_with_headers_waits_for_the_fsync_too(tmp_path, monkeypatch):
+    gated = GatedOs()
+    monkeypatch.setattr(syncgroup, "os", gated)
+    hdr = b"NATS/1.0\r\nNats-Msg-Id: one\r\n\r\n"
+
+    async def body(server, js):
+        conn = Conn(server, 1)
+        conn.feed(b"HPUB s.h _INBOX.t.1 %d %d\r\n%sbody\r\n" % (len(hdr), len(hdr) + 4, hdr))
+        for _ in range(10):
+            await asyncio.sleep(0.005)
+        assert frames(conn.read()) == []
+        gated.gate.set()
+        return (await answers_of([conn], 1))[0]
+
+    assert run_server(tmp_path, body) == [{"stream": "S", "seq": 1}]
+
+
+class UserConn(Conn):
+    """A connection that logs in as `user` (password the same)."""
+
+    def __init__(self, server, cid: int, user: str):
+        from inprocess import Transport
+        from jsstore.server.client import Client
+        self.client = Client(server, cid)
+        self.transport = Transport()
+        self.client.connection_made(self.transport)
+        self.feed(b'CONNECT {"verbose":false,"pedantic":false,"headers":true,"user":"%s",'
+                  b'"pass":"%s"}\r\nSUB _INBOX.t.* 1\r\n' % (user.encode(), user.encode()))
+        self.read()
+
+
+def test_publishes_of_every_account_share_the_round(tmp_path, monkeypatch):
+    gated = GatedOs()
+    monkeypatch.setattr(syncgroup, "os", gated)
+    jetstreams = {name: jsstore.open(tmp_path, store_options({"sync_interval": "always"}),
+                                     account=name, timers=False) for name in ("A", "B")}
+    for js in jetstreams.values():
+        js.add_stream(name="S", subjects=["s.*"])
+    server = Server(None, host="127.0.0.1", port=-1, sync_always=True, accounts=jetstreams,
+                    users=[{"user": "a", "password": "a", "account": "A"},
+                           {"user": "b", "password": "b", "account": "B"}])
+
+    async def main():
+        server.loop = asyncio.get_running_loop()
+        server.loop_thread = threading.get_ident()
+        try:
+            a, b = UserConn(server, 1, "a"), UserConn(server, 2, "b")
+            a.feed(pubs(100))
+            b.feed(pubs(50))
+            for _ in range(10):
+                await asyncio.sleep(0.005)
+            assert frames(a.read()) == [] and frames(b.read()) == []
+            gated.gate.set()
+            got = await answers_of([a, b], 150)
+            return [sorted(answer["seq"] for answer in one) for one in got], server.durable.rounds
+        finally:
+            server.durable.close()
+
+    try:
+        got, rounds = asyncio.run(main())
+    finally:
+        for js in jetstreams.values():
+            js.close()
+    assert got == [list(range(1, 101)), list(range(1, 51))]
+    assert rounds == 1
+    assert gated.calls <= 4           # each account's write block and msgs/ folder, once
+
+
 def test_an_fsync_error_acknowledges_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(syncgroup, "os", GatedOs(errno.EIO))
 
