@@ -537,6 +537,8 @@ class FileStore(StoreBase):
                     self.lmb.trim()
                     self.lmb.update_last_hash()
                     self._sync_block(self.lmb)
+                for target in self._sealed_targets:     # sealed, not collected yet
+                    os.fsync(target.fd)
                 if len(self.ttls) or os.path.exists(os.path.join(self.msgs_dir, TTL_FILE)):
                     write_atomically(os.path.join(self.msgs_dir, TTL_FILE),
                                      self.ttls.encode(self.last_seq + 1))
@@ -546,6 +548,9 @@ class FileStore(StoreBase):
                     statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
         finally:
             self.closed = True
+            targets, self._sealed_targets = self._sealed_targets, []
+            for target in targets:
+                os.close(target.fd)
             for cs in self._consumers.values():
                 cs.stop()
             for mb in self.blocks:
