@@ -60,6 +60,17 @@ def test_sync_always_gives_each_jetstream_a_group_and_a_duration_the_interval():
     assert store_options({"sync_interval": 0}).sync_interval == 120.0   # nats-server's default
 
 
+def test_the_command_line_flag_takes_the_same_values():
+    from jsstore.cli.main import UsageError, parse_flags, sync_setting
+    assert sync_setting(parse_flags(["--sync_interval", "always"])) == "always"
+    assert sync_setting(parse_flags(["-sync=ALWAYS"])) == "always"
+    assert sync_setting(parse_flags(["--sync_interval", "250ms"])) == 250_000_000
+    assert sync_setting(parse_flags(["--sync_interval", "5"])) == 5_000_000_000
+    assert sync_setting({}) == 120_000_000_000
+    with pytest.raises(UsageError, match='time: invalid duration "bogus"'):
+        sync_setting(parse_flags(["--sync_interval", "bogus"]))
+
+
 # -- held PubAcks, in process ---------------------------------------------------------------------
 def pubs(count: int, start: int = 0, size: int = 128, inbox: bytes = b"_INBOX.t") -> bytes:
     body = b"m" * size
