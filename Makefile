@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 
-.PHONY: all deps build test bench bench-spark clean fuzz serve java
+.PHONY: all deps build test bench bench-durable bench-spark clean fuzz serve java
 
 all: build
 
@@ -41,6 +41,9 @@ bench: build
 
 fuzz: build
 	$(PY) -m pytest -q tests -k fuzz
+
+bench-durable: build
+	$(PY) bench/durable.py
 
 bench-spark: build
 	$(PY) bench/spark.py

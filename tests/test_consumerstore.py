@@ -205,10 +205,10 @@ def test_background_flush_is_rate_limited(tmp_path, monkeypatch):
     writes = []
     real_write = consumerstore._write_atomically
 
-    def counting_write(path, data):
+    def counting_write(path, data, sync=False):
         if path.endswith("o.dat"):
             writes.append(time.monotonic())
-        real_write(path, data)
+        real_write(path, data, sync)
 
     monkeypatch.setattr(consumerstore, "_write_atomically", counting_write)
     store = open_file_store(tmp_path)

@@ -2,6 +2,7 @@
 
     jsstore serve [-p PORT] [-a HOST] [-js] [-sd DIR] [-n NAME] [-P PIDFILE] [-l LOGFILE]
                   [-c FILE] [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
+                  [--sync_interval always|DURATION]
     jsstore serve --signal ldm|stop|quit|term|reopen|reload=<pid or pid file>
     jsstore export --store DIR --stream S --to out.parquet [--subject F] [--since T] [--master URL]
 
@@ -14,6 +15,10 @@ closed); SIGUSR2 (``--signal ldm=<pid>``) enters lame duck mode as nats-server d
 (``lame_duck_duration`` and ``lame_duck_grace_period`` from the config file).  ``-m``
 serves /varz, /connz, /jsz and /healthz; ``-c`` reads the nats-server configuration
 subset described in jsstore.server.config (flags win over the file).
+``--sync_interval always`` (the configuration's ``jetstream { sync_interval: always }``)
+answers a PubAck only once its message is on disk; the publishes of one event-loop
+iteration share one fsync per file (jsstore.server.durable).  A duration sets how often the
+stores fsync in the background (nats-server's default: 2 minutes).
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ from jsstore.jetstream.info import AccountLimits
 from jsstore.jetstream.limits import ServerResources
 from jsstore.server import Server
 from jsstore.server import config as server_config
+from jsstore.server.defaults import DEFAULT_SYNC_INTERVAL
+from jsstore.store.config import StoreOptions
+from jsstore.store.syncgroup import SyncGroup
 from jsstore.version import __version__
 
 # flag -> (canonical name, takes a value)
@@ -53,6 +61,7 @@ FLAGS = {
     "m": ("http_port", True), "http_port": ("http_port", True),
     "user": ("user", True), "pass": ("password", True), "auth": ("token", True),
     "sl": ("signal", True), "signal": ("signal", True),
+    "sync": ("sync_interval", True), "sync_interval": ("sync_interval", True),
 }
 
 # --signal <command>=<pid>: what each command sends, as nats-server maps them
@@ -115,6 +124,27 @@ def default_store_dir() -> str:
     return os.path.join(tempfile.gettempdir(), "jsstore")
 
 
+def sync_setting(options: dict):
+    """The sync_interval option: "always" or nanoseconds (the default when not given)."""
+    value = options.get("sync_interval", DEFAULT_SYNC_INTERVAL)
+    if isinstance(value, str) and not value.isdigit():
+        try:
+            return server_config.sync_interval("sync_interval", value)
+        except server_config.ConfigError as exc:
+            raise UsageError(str(exc)) from None
+    return int(value) if not isinstance(value, str) else int(value) * 1_000_000_000
+
+
+def store_options(options: dict) -> StoreOptions:
+    """One JetStream's store options: with sync always its own SyncGroup (the server runs
+    the fsyncs), else the background fsync interval (nats-server's default when <= 0)."""
+    setting = sync_setting(options)
+    if setting == "always":
+        return StoreOptions(sync="always", group=SyncGroup())
+    interval = setting if setting > 0 else DEFAULT_SYNC_INTERVAL
+    return StoreOptions(sync_interval=interval / 1e9)
+
+
 def open_jetstreams(options: dict) -> tuple:
     """(the global account's JetStream, {account: its JetStream or None}) as the options
     ask: with configured accounts, those whose configuration turns JetStream on have it
@@ -129,11 +159,12 @@ def open_jetstreams(options: dict) -> tuple:
         int(options.get("max_file_store", options.get("max_file", -1))))
     configured = options.get("accounts") or {}
     if not configured:
-        return jetstream.open(store_dir, domain=domain, resources=resources), {}
+        return jetstream.open(store_dir, store_options(options), domain=domain,
+                              resources=resources), {}
     accounts = {}
     for name, limits in configured.items():
         accounts[name] = None if limits is None else jetstream.open(
-            store_dir, account=name, limits=AccountLimits(**limits), domain=domain,
+            store_dir, store_options(options), account=name, limits=AccountLimits(**limits), domain=domain,
             resources=resources)
     return None, accounts
 
@@ -147,6 +178,7 @@ def serve(options: dict) -> int:
         options = {**from_file, **{k: v for k, v in options.items() if k != "config"}}
     log = Log(options.get("log"))
     js, accounts = open_jetstreams(options)
+    sync = sync_setting(options)
     try:
         port = int(options.get("port", 4222))
         max_payload = int(options.get("max_payload", 1024 * 1024))
@@ -157,7 +189,8 @@ def serve(options: dict) -> int:
                     token=options.get("token"), user=options.get("user"),
                     password=options.get("password"), users=options.get("users"),
                     accounts=accounts, no_auth_user=options.get("no_auth_user"),
-                    not_enabled=not_enabled)
+                    not_enabled=not_enabled, sync_always=sync == "always",
+                    sync_interval=DEFAULT_SYNC_INTERVAL if sync == "always" else sync)
     for key in ("lame_duck_duration", "lame_duck_grace_period"):
         if key in options:
             setattr(server, key, float(options[key]))

@@ -96,7 +96,9 @@ class Account:
             if origin.acks and not (subject.startswith(PULL_REQUEST_PREFIX)
                                     and router.pull_may_precede_acks(subject, payload)):
                 origin.apply_acks()
-            handled = router.dispatch(subject, payload, hdr, self._answer_to(reply), reply)
+            answer_to = (self._held_answer_to(reply) if self.server.durable is not None
+                         and not subject.startswith("$JS.") else self._answer_to(reply))
+            handled = router.dispatch(subject, payload, hdr, answer_to, reply)
         elif self.not_enabled is not None:
             handled = self.not_enabled(subject, self._answer_to(reply))
         if reply and not delivered and not handled and origin.no_responders:
@@ -112,6 +114,19 @@ class Account:
             self.route(reply, reply, None, answer_hdr, data)
         return send
 
+    def _held_answer_to(self, reply: str | None):
+        """With sync always: the answer to a stored publish waits for its fsync."""
+        if not reply:
+            return _unanswered
+        durable = self.server.durable
+
+        def send(answer_hdr, data):
+            if answer_hdr:
+                self.route(reply, reply, None, answer_hdr, data)
+            else:
+                durable.hold(self, reply, data)
+        return send
+
     def publish_run(self, origin: Client, run: list) -> None:
         """Consecutive PUB/HPUBs of one read (subject, reply, hdr, payload) on subjects
         outside ``$JS.``: each routed, stored when a stream captures it and answered, as
@@ -124,6 +139,7 @@ class Account:
         answered = answered_bytes = 0           # answers put straight into origin.out
         # (not for a publisher with a deny filter: its deliver checks each subject)
         direct = origin if origin.denied_deliveries is None else None
+        durable = self.server.durable
         with router.lock:
             for subject, reply, hdr, payload in run:
                 # route() inlined for the common cases: nobody subscribes to what is
@@ -133,7 +149,9 @@ class Account:
                 answer = capture(subject, payload, hdr)
                 if not reply:
                     continue
-                if answer is not None:
+                if answer is not None and durable is not None:
+                    durable.hold(self, reply, answer)   # released after its fsync
+                elif answer is not None:
                     for sub in match(reply):
                         client = sub.client
                         if client is direct and not sub.max and not client.closed:

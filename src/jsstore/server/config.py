@@ -7,7 +7,8 @@ bare strings; integers, floats, booleans (true/false/yes/no/on/off) and sizes (`
 or in the environment; ``include "other.conf"`` relative to the including file.
 
 What is used (``server_options``): port, host/listen, server_name, max_payload,
-http/http_port/monitor_port, jetstream {store_dir, max_memory_store, max_file_store, domain}
+http/http_port/monitor_port, jetstream {store_dir, max_memory_store, max_file_store, domain,
+sync_interval (or sync): ``always`` or a duration}
 (or ``jetstream: enabled``), authorization {token | user+password | users [{user, password,
 permissions {publish, subscribe}}]}, accounts {NAME: {users [...], jetstream: enabled |
 {limits}}} (each account's users join the user list, its JetStream limits go to
@@ -270,6 +271,9 @@ def server_options(config: dict) -> dict:
                     out[key] = jetstream[key]
             if jetstream.get("domain"):
                 out["domain"] = str(jetstream["domain"])
+            for key in ("sync", "sync_interval"):
+                if key in jetstream:
+                    out["sync_interval"] = sync_interval(key, jetstream[key])
         elif isinstance(jetstream, str) and jetstream.lower() not in ("enabled", "enable"):
             out["store_dir"] = jetstream
     if "store_dir" in config:
@@ -314,6 +318,25 @@ def _duration_ns(key: str, value) -> int:
         return parse_go_duration(str(value))
     except ValueError:
         raise ConfigError(f"invalid {key} of {value}") from None
+
+
+def sync_interval(key: str, value):
+    """jetstream's sync_interval (or sync) as nats-server reads it: "always" in any case, a
+    Go duration string, or an integer number of seconds (which nats-server takes with a
+    warning); "always" or nanoseconds."""
+    if isinstance(value, str):
+        if value.lower() == "always":
+            return "always"
+        try:
+            return parse_go_duration(value)
+        except ValueError as exc:
+            raise ConfigError(f"error parsing {key}: {exc}") from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value * SECOND
+    # nats-server fails on its type assertion to int64
+    gotype = {bool: "bool", float: "float64", list: "[]interface {}",
+              dict: "map[string]interface {}"}.get(type(value), type(value).__name__)
+    raise ConfigError(f"interface conversion: interface {{}} is {gotype}, not int64")
 
 
 def _lame_duck(config: dict) -> dict:

@@ -125,9 +125,15 @@ class Monitor:
 
     def _js_config(self) -> dict:
         js = self.server.js
-        return {"max_memory": -1, "max_storage": -1,
-                "store_dir": os.path.join(js.directory, "jetstream") if js.directory else "",
-                "sync_interval": 120_000_000_000, "strict": True}
+        srv = self.server
+        out = {"max_memory": -1, "max_storage": -1,
+               "store_dir": os.path.join(js.directory, "jetstream") if js.directory else ""}
+        if srv.sync_interval:                       # (omitted when zero, as Go's omitempty)
+            out["sync_interval"] = srv.sync_interval
+        if srv.durable is not None:
+            out["sync_always"] = True
+        out["strict"] = True
+        return out
 
     def _js_stats(self) -> dict:
         """Usage summed over every account's JetStream."""

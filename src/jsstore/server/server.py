@@ -26,10 +26,12 @@ from jsstore.server.client import HOLD_TIME, Client
 from jsstore.server.defaults import (
     DEFAULT_MAX_PAYLOAD,
     DEFAULT_MAX_PENDING,
+    DEFAULT_SYNC_INTERVAL,
     GO_VERSION,
     LAME_DUCK_DURATION,
     LAME_DUCK_GRACE_PERIOD,
 )
+from jsstore.server.durable import DurableAcks
 from jsstore.server.monitor import Monitor
 from jsstore.version import __version__ as JSSTORE_VERSION
 
@@ -46,7 +48,8 @@ class Server:
                  max_pending: int = DEFAULT_MAX_PENDING, token: str | None = None,
                  user: str | None = None, password: str | None = None,
                  users: list[dict] | None = None, accounts: dict | None = None,
-                 no_auth_user: str | None = None, not_enabled=None):
+                 no_auth_user: str | None = None, not_enabled=None,
+                 sync_always: bool = False, sync_interval: int = DEFAULT_SYNC_INTERVAL):
         self.host = host
         self.port = port
         self.server_id = "N" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(55))
@@ -71,6 +74,9 @@ class Server:
         for name, account_js in {GLOBAL_ACCOUNT: js, **(accounts or {})}.items():
             self.accounts[name] = Account(self, name, account_js,
                                           not_enabled=not_enabled if jetstream else None)
+        # sync always: PubAcks held until their fsync (the stores' options carry a SyncGroup)
+        self.durable = DurableAcks(self) if sync_always else None
+        self.sync_interval = sync_interval          # ns, as configured (shown by /varz)
         self.clients: dict[int, Client] = {}
         self.dirty: set[Client] = set()
         self._cids = itertools.count(1)
@@ -187,6 +193,8 @@ class Server:
             self._server = None
         for account in self.accounts.values():
             account.stop_jetstream()
+        if self.durable is not None:
+            self.durable.close()
 
     async def lame_duck(self, log=None) -> None:
         """nats-server's lame duck mode: stop accepting clients and stop JetStream (its

@@ -54,6 +54,10 @@ class StoreOptions:
     sync_interval: float = DEFAULT_SYNC_INTERVAL
     cache_budget: int = 256 * MIB      # bytes of sealed-block cache kept resident
     mmap: bool = True                  # write the current block through a shared file mapping
+    # with sync="always": None = each store fsyncs before returning (group commit among the
+    # threads that store); a jsstore.store.syncgroup.SyncGroup = stores return at once and
+    # the group's owner fsyncs what was written (the server, off its event loop)
+    group: object = None
 
 
 def dyn_block_size(config: StoreConfig) -> int:

@@ -44,11 +44,11 @@ FLUSH_INTERVAL = 0.1  # seconds: at most ~10 o.dat writes per second per consume
 DIR_PERMS = 0o700
 
 
-def _write_atomically(path: str, data: bytes) -> None:
-    """o.dat and meta files: written whole (not synced: nats-server's interval), a failure
-    as the store's WriteError."""
+def _write_atomically(path: str, data: bytes, sync: bool = False) -> None:
+    """o.dat and meta files: written whole, a failure as the store's WriteError; synced
+    only with the stream's sync="always" (nats-server's writeFileWithOptionalSync)."""
     try:
-        write_atomically(path, data, sync=False)
+        write_atomically(path, data, sync=sync)
     except OSError as exc:
         raise WriteError(f"{path}: {exc}") from exc
 
@@ -280,13 +280,14 @@ class FileConsumerStore(_ConsumerStoreBase):
     storage_type = FILE_STORAGE
 
     def __init__(self, stream_dir: str, stream_name: str, name: str, created_ns: int,
-                 config: dict) -> None:
+                 config: dict, *, sync: bool = False) -> None:
         if name in (".", "..") or "/" in name or os.sep in name:
             raise StoreError("bad consumer config")
         super().__init__(name, created_ns, config)
         self.stream_name = stream_name
         self.directory = os.path.join(stream_dir, CONSUMER_DIR, name)
         self._state_path = os.path.join(self.directory, STATE_FILE)
+        self._sync = sync              # fsync o.dat and meta files (the stream's sync always)
         self._io_lock = threading.Lock()
         self._dirty = False            # state changed since the last o.dat write
         self._scheduled = False        # a timer write is queued
@@ -317,9 +318,9 @@ class FileConsumerStore(_ConsumerStoreBase):
         info = {"Created": rfc3339_nano(self.created_ns), "Name": self.name}
         info.update(self._config)
         data = gojson.encode(info)
-        _write_atomically(os.path.join(self.directory, META_FILE), data)
+        _write_atomically(os.path.join(self.directory, META_FILE), data, self._sync)
         checksum = hashing.meta_sum(self._hash_key, data)
-        _write_atomically(os.path.join(self.directory, META_SUM_FILE), checksum)
+        _write_atomically(os.path.join(self.directory, META_SUM_FILE), checksum, self._sync)
 
     def _write_state(self, force: bool) -> None:
         with self._io_lock:
@@ -329,7 +330,7 @@ class FileConsumerStore(_ConsumerStoreBase):
                 encoded = self._acks.encode()
                 self._dirty = False
             try:
-                _write_atomically(self._state_path, encoded)
+                _write_atomically(self._state_path, encoded, self._sync)
             except WriteError:
                 with self._lock:
                     self._dirty = True
@@ -378,7 +379,7 @@ class FileConsumerStore(_ConsumerStoreBase):
                 encoded = self._acks.encode() if self._dirty else None
                 self._dirty = False
             if encoded is not None:
-                _write_atomically(self._state_path, encoded)
+                _write_atomically(self._state_path, encoded, self._sync)
 
     def delete(self) -> None:
         """Close the store and remove its directory."""

@@ -9,6 +9,7 @@ import os
 import sys
 
 from jsstore.errors import StoreLocked
+from jsstore.store import durablelog
 
 FILE_MODE = 0o600
 LOCK_FILE = "jsstore.lock"   # held (POSIX record lock) while a process has the stream open
@@ -16,7 +17,8 @@ LOCK_FILE = "jsstore.lock"   # held (POSIX record lock) while a process has the 
 
 def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
     """Write `data` to `path` through a temporary file renamed over it; with `sync` the data
-    reaches the disk before the rename. Raises OSError (the temporary file removed)."""
+    reaches the disk before the rename and the rename is made durable (the folder synced).
+    Raises OSError (the temporary file removed)."""
     tmp = path + ".tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -29,12 +31,25 @@ def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
+        if sync:
+            sync_dir(os.path.dirname(path) or ".")
+            if durablelog.LOG is not None:
+                durablelog.record(path, len(data))
     except OSError:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def sync_dir(directory: str) -> None:
+    """fsync a folder: the names created, renamed or removed in it are durable."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def lock_stream_dir(directory: str) -> int:

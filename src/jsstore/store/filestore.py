@@ -6,7 +6,9 @@
     <stream dir>/obs/<consumer>/...        consumer stores
 
 Durability: every store hands its record to the OS (write) before returning; fsync runs
-every `sync_interval` seconds, or, with sync="always", through group commit.
+every `sync_interval` seconds, or, with sync="always", through group commit: the storing
+threads share fsyncs, or, with a `SyncGroup` in the options, the group's owner runs them
+(`sync_targets`; jsstore.store.syncgroup).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from jsstore.store.config import (
 from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore
 from jsstore.store.contract import FILE_STORAGE
 from jsstore.store.files import lock_stream_dir, write_atomically
+from jsstore.store.syncgroup import SyncTarget
 from jsstore.store.snapshot import snapshot_stream
 from jsstore.store.ttl import TTLSchedule, ttl_from_header
 
@@ -90,6 +93,12 @@ class FileStore(StoreBase):
         self._syncing = False
         self._synced_gen = 0
         self._write_gen = 0
+        # with a SyncGroup: the owner fsyncs (sync_targets); blocks sealed since its last
+        # collect wait in _sealed_targets, a new block file makes msgs/ need one too
+        self.group = options.group if options.sync == "always" else None
+        self._in_group = False
+        self._sealed_targets: list[SyncTarget] = []
+        self._dir_dirty = False
         os.makedirs(self.msgs_dir, mode=DIR_MODE, exist_ok=True)
         self._lock_fd = lock_stream_dir(self.directory)
         try:
@@ -100,7 +109,12 @@ class FileStore(StoreBase):
             os.close(self._lock_fd)
             self._lock_fd = -1
             raise
-        if options.sync == "always":
+        if self.group is not None:
+            self.store_msg = self._store_msg_grouped
+            self.store_batch = self._store_batch_grouped
+            self.store_raw_msg = self._store_raw_msg_grouped
+            self.skip_msg = self._skip_msg_grouped
+        elif options.sync == "always":
             self.store_msg = self._store_msg_synced
             self.store_batch = self._store_batch_synced
         self._stop_event = threading.Event()
@@ -140,6 +154,7 @@ class FileStore(StoreBase):
         return MsgBlock(index, block_hash_key(self.name, index), self._block_path(index), False)
 
     def _attach_block(self, mb) -> None:
+        self._dir_dirty = True
         try:
             mb.open_for_append(self.block_size if self.options.mmap else 0)
         except OSError as exc:
@@ -163,14 +178,20 @@ class FileStore(StoreBase):
 
     def _sealed(self, mb) -> None:
         mb.trim()
-        if self.options.sync == "always" and mb.file_fd >= 0:
-            os.fsync(mb.file_fd)
-            self.fsyncs += 1
+        always = self.options.sync == "always"
+        if always and mb.file_fd >= 0:
+            if self.group is None:
+                os.fsync(mb.file_fd)
+                self.fsyncs += 1
+            elif self.compression == ALG_NONE:
+                # the group's owner syncs it with the next collect
+                self._sealed_targets.append(
+                    SyncTarget(os.dup(mb.file_fd), mb.path, mb.raw_bytes))
         mb.close_file()
         if self.compression != ALG_NONE:
             data = mb.raw_data()
             if data is not None:
-                write_atomically(mb.path, compress_block(data, self.compression), sync=False)
+                write_atomically(mb.path, compress_block(data, self.compression), sync=always)
                 mb.compression = self.compression
 
     def _persist_block(self, mb, data: bytes) -> None:
@@ -448,6 +469,52 @@ class FileStore(StoreBase):
                     self._synced_gen = max(self._synced_gen, target)
                     self._sync_cond.notify_all()
 
+    # with a SyncGroup: the store returns once the record is handed to the OS and joins the
+    # group's dirty list; the group's owner makes it durable (sync_targets, SyncGroup.run)
+    def _joined(self) -> None:
+        if not self._in_group:
+            self._in_group = True
+            self.group.dirty.append(self)
+
+    def _store_msg_grouped(self, subject, hdr, msg, ttl: int = 0):
+        out = StoreBase.store_msg(self, subject, hdr, msg, ttl)
+        if not self._in_group:
+            self._joined()
+        return out
+
+    def _store_batch_grouped(self, msgs):
+        out = StoreBase.store_batch(self, msgs)
+        self._joined()
+        return out
+
+    def _store_raw_msg_grouped(self, *args, **kwargs):
+        out = StoreBase.store_raw_msg(self, *args, **kwargs)
+        self._joined()
+        return out
+
+    def _skip_msg_grouped(self, *args, **kwargs):
+        out = StoreBase.skip_msg(self, *args, **kwargs)
+        self._joined()
+        return out
+
+    def sync_targets(self) -> list[SyncTarget]:
+        """What makes every write so far durable, for a SyncGroup's owner (the lock the
+        store runs under held): the blocks sealed since the last call, msgs/ when a block
+        file was made, and the write block up to its current length."""
+        self._in_group = False
+        targets, self._sealed_targets = self._sealed_targets, []
+        if self.closed:
+            return targets
+        if self._dir_dirty:
+            self._dir_dirty = False
+            fd = os.open(self.msgs_dir, os.O_RDONLY | os.O_DIRECTORY)
+            targets.insert(0, SyncTarget(fd, self.msgs_dir, None))
+        mb = self.lmb
+        if mb is not None and mb.file_fd >= 0:
+            self.flush_all_pending()
+            targets.append(SyncTarget(os.dup(mb.file_fd), mb.path, mb.raw_bytes))
+        return targets
+
     def _sync_loop(self) -> None:
         interval = self.options.sync_interval
         while not self._stop_event.wait(interval):
@@ -470,6 +537,8 @@ class FileStore(StoreBase):
                     self.lmb.trim()
                     self.lmb.update_last_hash()
                     self._sync_block(self.lmb)
+                for target in self._sealed_targets:     # sealed, not collected yet
+                    os.fsync(target.fd)
                 if len(self.ttls) or os.path.exists(os.path.join(self.msgs_dir, TTL_FILE)):
                     write_atomically(os.path.join(self.msgs_dir, TTL_FILE),
                                      self.ttls.encode(self.last_seq + 1))
@@ -479,6 +548,9 @@ class FileStore(StoreBase):
                     statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
         finally:
             self.closed = True
+            targets, self._sealed_targets = self._sealed_targets, []
+            for target in targets:
+                os.close(target.fd)
             for cs in self._consumers.values():
                 cs.stop()
             for mb in self.blocks:
@@ -505,7 +577,8 @@ class FileStore(StoreBase):
         if config.get("mem_storage"):
             cs = MemConsumerStore(name, created, config)
         else:
-            cs = FileConsumerStore(self.directory, self.name, name, created, config)
+            cs = FileConsumerStore(self.directory, self.name, name, created, config,
+                                   sync=self.options.sync == "always")
         self._consumers[name] = cs
         return cs
 
