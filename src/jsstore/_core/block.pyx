@@ -4,7 +4,7 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memcpy
 from libc.errno cimport errno, EINTR
-from posix.unistd cimport write, ftruncate
+from posix.unistd cimport ftruncate
 from posix.mman cimport mmap, munmap, mremap, PROT_READ, PROT_WRITE, MAP_SHARED, MAP_FAILED
 
 cdef extern from "sys/mman.h" nogil:
@@ -21,6 +21,7 @@ cdef inline size_t page_round(size_t n) noexcept nogil:
 from jsstore._core.record cimport (record_parse, record_encode, record_hash_ok, rec_size,
                                    rec_get_u32, RECORD_HASH_SIZE, SEQ_MASK)
 from jsstore._core.hashing cimport hh_key_from_bytes
+from jsstore._core.faults cimport io_write
 from jsstore.errors import BadMsg, WriteError
 import os
 
@@ -303,11 +304,11 @@ cdef class MsgBlock:
         while self.flushed < self.buf_len:
             todo = self.buf_len - self.flushed
             # the GIL stays held: another thread must not grow buf during the write
-            n = write(self.fd, self.buf + self.flushed, todo)
+            n = io_write(self.fd, self.buf + self.flushed, todo, self.path)
             if n < 0:
                 if errno == EINTR:
                     continue
-                raise WriteError(f"write {self.path}: {os.strerror(errno)}")
+                raise WriteError(f"write {self.path}: {os.strerror(errno)}", errno)
             self.flushed += n
         return 0
 

@@ -238,7 +238,11 @@ cdef class BlockStore:
             try:
                 mb.c_flush()
             except WriteError as exc:
+                # the record is not kept; a part of it the OS took stays in the file, to be
+                # cut off as a torn tail when the store is reopened
                 mb.buf_len = undo_len
+                if mb.flushed > undo_len:
+                    mb.flushed = undo_len
                 mb.raw_bytes -= length
                 self.write_error = exc
                 raise
@@ -393,7 +397,12 @@ cdef class BlockStore:
 
     def flush_all_pending(self):
         if self.lmb is not None:
-            self.lmb.c_flush()
+            try:
+                self.lmb.c_flush()
+            except WriteError as exc:
+                if self.write_error is None:
+                    self.write_error = exc
+                raise
 
     # -- removing --------------------------------------------------------------
     def _write_tombstone(self, uint64_t seq, int64_t ts):
@@ -538,7 +547,7 @@ cdef class BlockStore:
     def expire_msgs(self):
         """Remove messages older than max_age; returns how many were removed."""
         cdef uint64_t before = self.msgs
-        if self.max_age > 0:
+        if self.max_age > 0 and self.write_error is None:   # removals write too
             self.c_enforce_limits(now_ns())
         return before - self.msgs
 

@@ -8,6 +8,7 @@ import fcntl
 import os
 import sys
 
+from jsstore._core import faults
 from jsstore.errors import StoreLocked
 
 FILE_MODE = 0o600
@@ -21,11 +22,9 @@ def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            faults.write_all(fd, data, path)
             if sync:
-                os.fsync(fd)
+                faults.fsync(fd, path)
         finally:
             os.close(fd)
         os.replace(tmp, path)

@@ -16,6 +16,7 @@ import shutil
 import threading
 import time
 
+from jsstore._core import faults
 from jsstore._core.block import MsgBlock
 from jsstore._core.compress import (
     ALG_LZ4,
@@ -164,7 +165,7 @@ class FileStore(StoreBase):
     def _sealed(self, mb) -> None:
         mb.trim()
         if self.options.sync == "always" and mb.file_fd >= 0:
-            os.fsync(mb.file_fd)
+            self._fsync(mb.file_fd, mb.path)
             self.fsyncs += 1
         mb.close_file()
         if self.compression != ALG_NONE:
@@ -188,14 +189,31 @@ class FileStore(StoreBase):
             return
         fd = os.open(mb.path, os.O_WRONLY)
         try:
-            os.pwrite(fd, record, offset)
+            os.lseek(fd, offset, os.SEEK_SET)
+            faults.write_all(fd, record, mb.path)
+        except OSError as exc:
+            self._write_failed(f"write {mb.path}", exc)
         finally:
             os.close(fd)
 
     def _sync_block(self, mb) -> None:
         fd = mb.file_fd
         if fd >= 0:
-            os.fsync(fd)
+            self._fsync(fd, mb.path)
+
+    def _fsync(self, fd: int, path: str) -> None:
+        """fsync a block file; a failure is the store's sticky write error."""
+        try:
+            faults.fsync(fd, path)
+        except OSError as exc:
+            self._write_failed(f"sync {path}", exc)
+
+    def _write_failed(self, what: str, exc: OSError):
+        """Keep the first write error (every later write fails with it until the store is
+        reopened) and raise it."""
+        if self.write_error is None:
+            self.write_error = WriteError(f"{what}: {exc.strerror}", exc.errno or 0)
+        raise self.write_error from exc
 
     # -- recovery ----------------------------------------------------------------------
     def _block_indexes(self) -> list[int]:
@@ -353,7 +371,7 @@ class FileStore(StoreBase):
         else:
             with open(mb.path, "r+b") as f:
                 f.truncate(len(data))
-                os.fsync(f.fileno())
+                faults.fsync(f.fileno(), mb.path)
 
     def _record_lost(self, mb, nbytes: int, why: str) -> None:
         """Account `nbytes` of block `mb` as lost data (`why` says what was wrong)."""
@@ -402,11 +420,12 @@ class FileStore(StoreBase):
         if self.closed:
             return
         self.flush_all_pending()
+        self._check_writable()
         fd = self.lmb.file_fd if self.lmb is not None else -1
         if fd >= 0:
             fd = os.dup(fd)
             try:
-                os.fsync(fd)
+                self._fsync(fd, self.lmb.path)
             finally:
                 os.close(fd)
 
@@ -427,25 +446,31 @@ class FileStore(StoreBase):
         mine = self._write_gen
         with self._sync_cond:
             while self._synced_gen < mine:
+                if self.write_error is not None:   # a failed fsync covers no write
+                    raise self.write_error
                 if self._syncing:
                     self._sync_cond.wait()
                     continue
                 self._syncing = True
                 target = self._write_gen
                 fd = self.lmb.file_fd if self.lmb is not None else -1
+                path = self.lmb.path if self.lmb is not None else None
                 fd = os.dup(fd) if fd >= 0 else -1  # stays valid if the block is sealed meanwhile
                 self._sync_cond.release()
+                synced = False
                 try:
                     if fd >= 0:
                         try:
-                            os.fsync(fd)
+                            self._fsync(fd, path)
                         finally:
                             os.close(fd)
                         self.fsyncs += 1
+                    synced = True
                 finally:
                     self._sync_cond.acquire()
                     self._syncing = False
-                    self._synced_gen = max(self._synced_gen, target)
+                    if synced:
+                        self._synced_gen = max(self._synced_gen, target)
                     self._sync_cond.notify_all()
 
     def _sync_loop(self) -> None:
@@ -453,8 +478,12 @@ class FileStore(StoreBase):
         while not self._stop_event.wait(interval):
             try:
                 self.sync()
+            except WriteError:
+                return  # kept as the store's write error: the next write reports it
             except Exception as exc:  # the next write reports it
-                self.write_error = WriteError(f"sync: {exc}")
+                if self.write_error is None:
+                    self.write_error = WriteError(f"sync: {exc}")
+                return
 
     # -- lifecycle ---------------------------------------------------------------------
     def stop(self) -> None:
@@ -465,18 +494,7 @@ class FileStore(StoreBase):
         self._stop_event.set()
         try:
             if self.write_error is None:
-                self.flush_all_pending()
-                if self.lmb is not None:
-                    self.lmb.trim()
-                    self.lmb.update_last_hash()
-                    self._sync_block(self.lmb)
-                if len(self.ttls) or os.path.exists(os.path.join(self.msgs_dir, TTL_FILE)):
-                    write_atomically(os.path.join(self.msgs_dir, TTL_FILE),
-                                     self.ttls.encode(self.last_seq + 1))
-                if not any(mb.damaged for mb in self.blocks):
-                    # (with a damaged block, no state file: the next open rebuilds from the
-                    # blocks, cuts the damage off and reports what was lost)
-                    statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
+                self._write_state_files()
         finally:
             self.closed = True
             for cs in self._consumers.values():
@@ -491,6 +509,37 @@ class FileStore(StoreBase):
             if self._lock_fd >= 0:
                 os.close(self._lock_fd)
                 self._lock_fd = -1
+
+    def _write_state_files(self) -> None:
+        """On a clean stop: the write block to disk, thw.db and index.db. A failure is kept
+        as the store's write error (the next open then rebuilds from the blocks)."""
+        try:
+            self.flush_all_pending()
+            if self.lmb is not None:
+                self.lmb.trim()
+                self.lmb.update_last_hash()
+                self._sync_block(self.lmb)
+            if len(self.ttls) or os.path.exists(os.path.join(self.msgs_dir, TTL_FILE)):
+                write_atomically(os.path.join(self.msgs_dir, TTL_FILE),
+                                 self.ttls.encode(self.last_seq + 1))
+            if not any(mb.damaged for mb in self.blocks):
+                # (with a damaged block, no state file: the next open rebuilds from the
+                # blocks, cuts the damage off and reports what was lost)
+                statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
+        except OSError as exc:
+            if self.write_error is None:
+                self.write_error = WriteError(f"write {exc.filename}: {exc.strerror}",
+                                              exc.errno or 0)
+        except WriteError:
+            pass   # kept as write_error where it happened
+        if self.write_error is not None:
+            # what was written of the state files may not be on disk: no index.db, so the
+            # next open rebuilds from the blocks and verifies every record
+            for name in (INDEX_FILE,):
+                try:
+                    os.unlink(os.path.join(self.msgs_dir, name))
+                except OSError:
+                    pass
 
     def delete(self) -> None:
         self.stop()
