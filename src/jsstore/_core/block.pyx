@@ -22,6 +22,7 @@ from jsstore._core.record cimport (record_parse, record_encode, record_hash_ok, 
                                    rec_get_u32, RECORD_HASH_SIZE, SEQ_MASK)
 from jsstore._core.hashing cimport hh_key_from_bytes
 from jsstore._core.faults cimport io_write
+from jsstore._core.faults import errno_text
 from jsstore.errors import BadMsg, WriteError
 import os
 
@@ -308,7 +309,7 @@ cdef class MsgBlock:
             if n < 0:
                 if errno == EINTR:
                     continue
-                raise WriteError(f"write {self.path}: {os.strerror(errno)}", errno)
+                raise WriteError(f"write {self.path}: {errno_text(errno)}", errno)
             self.flushed += n
         return 0
 

@@ -136,6 +136,13 @@ def fsync(int fd, path=None):
         raise OSError(errno, os.strerror(errno), path)
 
 
+def errno_text(int err):
+    """An errno as Go writes it (syscall.Errno's text: the C library's, first letter lower
+    case), which is how nats-server's store errors read: "no space left on device"."""
+    text = os.strerror(err)
+    return text[:1].lower() + text[1:]
+
+
 def write_all(int fd, data, path=None):
     """Write every byte of data (short writes continued); OSError on failure."""
     view = memoryview(data).cast("B")

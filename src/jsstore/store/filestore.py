@@ -61,6 +61,11 @@ DIR_MODE = 0o700
 _ALGS = {"none": ALG_NONE, "s2": ALG_S2, "lz4": ALG_LZ4}
 
 
+def _os_error_text(exc: OSError) -> str:
+    """An OSError's reason as Go writes it ("no space left on device")."""
+    return faults.errno_text(exc.errno) if exc.errno else str(exc)
+
+
 def stream_dir(store_dir: str, stream: str, account: str = "$G") -> str:
     """nats-server's directory of a stream inside a store directory."""
     return os.path.join(store_dir, "jetstream", account, "streams", stream)
@@ -212,7 +217,7 @@ class FileStore(StoreBase):
         """Keep the first write error (every later write fails with it until the store is
         reopened) and raise it."""
         if self.write_error is None:
-            self.write_error = WriteError(f"{what}: {exc.strerror}", exc.errno or 0)
+            self.write_error = WriteError(f"{what}: {_os_error_text(exc)}", exc.errno or 0)
         raise self.write_error from exc
 
     # -- recovery ----------------------------------------------------------------------
@@ -498,7 +503,10 @@ class FileStore(StoreBase):
         finally:
             self.closed = True
             for cs in self._consumers.values():
-                cs.stop()
+                try:
+                    cs.stop()
+                except WriteError:
+                    pass   # kept as the consumer store's write_error; its last o.dat stays
             for mb in self.blocks:
                 try:
                     mb.close_file()
@@ -528,7 +536,7 @@ class FileStore(StoreBase):
                 statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
         except OSError as exc:
             if self.write_error is None:
-                self.write_error = WriteError(f"write {exc.filename}: {exc.strerror}",
+                self.write_error = WriteError(f"write {exc.filename}: {_os_error_text(exc)}",
                                               exc.errno or 0)
         except WriteError:
             pass   # kept as write_error where it happened
