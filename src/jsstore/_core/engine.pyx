@@ -233,7 +233,11 @@ cdef class BlockStore:
             mb = self._roll_block()
         undo_len = mb.buf_len
         off = <uint32_t>undo_len
-        mb.c_append(seq, ts, subj, subj_len, hdr, hdr_len, has_hdr, msg, msg_len)
+        try:
+            mb.c_append(seq, ts, subj, subj_len, hdr, hdr_len, has_hdr, msg, msg_len)
+        except WriteError as exc:   # no room to grow a mapped block
+            self.write_error = exc
+            raise
         if flush:
             try:
                 mb.c_flush()
@@ -373,7 +377,11 @@ cdef class BlockStore:
         mb = self.lmb
         if mb is None or (mb.raw_bytes > 0 and (mb.raw_bytes + 30 > self.block_size or num > 65536)):
             mb = self._roll_block()
-        mb.c_append(last | SEQ_ERASE_BIT, ts, NULL, 0, NULL, 0, False, NULL, 0)
+        try:
+            mb.c_append(last | SEQ_ERASE_BIT, ts, NULL, 0, NULL, 0, False, NULL, 0)
+        except WriteError as exc:
+            self.write_error = exc
+            raise
         mb.c_index_append(last, IDX_HOLE, SID_NONE)
         if mb.msgs == 0:
             mb.first_seq = last + 1
@@ -409,7 +417,11 @@ cdef class BlockStore:
         cdef MsgBlock mb = self.lmb
         if mb is None or (mb.raw_bytes > 0 and mb.raw_bytes + 30 > self.block_size):
             mb = self._roll_block()
-        mb.c_append(seq | SEQ_TOMB_BIT, ts, NULL, 0, NULL, 0, False, NULL, 0)
+        try:
+            mb.c_append(seq | SEQ_TOMB_BIT, ts, NULL, 0, NULL, 0, False, NULL, 0)
+        except WriteError as exc:
+            self.write_error = exc
+            raise
         mb.tombstones += 1
         try:
             mb.c_flush()

@@ -2,6 +2,7 @@
 
     faults.arm("write", errno.ENOSPC, after=3, path="*.blk")   # the 4th block write fails
     faults.arm("fsync", errno.EIO)                              # every fsync fails
+    faults.arm("fallocate", errno.ENOSPC)                       # no room for a mapped block
     faults.disarm()
 
 An armed fault fires on a call whose operation matches and, when `path` is given, whose
@@ -15,6 +16,16 @@ The Python layers call `write` and `fsync` here (os.write / os.fsync semantics: 
 failure); the core calls io_write / io_fsync.
 """
 from libc.errno cimport errno
+
+cdef extern from *:
+    """
+    #include <errno.h>
+    static inline void jsstore_set_errno(int e) { errno = e; }
+    """
+    void set_errno "jsstore_set_errno"(int e) noexcept nogil
+
+cdef extern from "fcntl.h" nogil:
+    int posix_fallocate(int fd, long offset, long length)
 from posix.unistd cimport write as c_write, fsync as c_fsync
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 
@@ -22,7 +33,7 @@ import fnmatch
 import os
 
 cdef bint armed = False        # the one check on the unarmed path
-cdef object op_armed = None    # "write" or "fsync"
+cdef object op_armed = None    # "write", "fsync" or "fallocate"
 cdef int err_armed = 0
 cdef long after_left = 0
 cdef long times_left = -1      # -1: until disarmed
@@ -62,13 +73,13 @@ cdef ssize_t io_write(int fd, const void* buf, size_t n, object path) noexcept:
         return c_write(fd, buf, n)
     if fail_next_write and op_armed == "write":
         fail_next_write = False
-        errno = err_armed
+        set_errno(err_armed)
         return -1
     if _matches("write", path):
         if partial_armed and n > 1:
             fail_next_write = True
             return c_write(fd, buf, n // 2)
-        errno = err_armed
+        set_errno(err_armed)
         return -1
     return c_write(fd, buf, n)
 
@@ -77,17 +88,26 @@ cdef int io_fsync(int fd, object path) noexcept:
     if not armed:
         return c_fsync(fd)
     if _matches("fsync", path):
-        errno = err_armed
+        set_errno(err_armed)
         return -1
     return c_fsync(fd)
 
 
+cdef int io_fallocate(int fd, long offset, long length, object path) noexcept:
+    if not armed:
+        return posix_fallocate(fd, offset, length)
+    if _matches("fallocate", path):
+        return err_armed
+    return posix_fallocate(fd, offset, length)
+
+
 def arm(str op, int err, long after=0, path=None, long times=-1, bint partial=False):
-    """Make the (after+1)th matching `op` ("write" or "fsync") fail with errno `err`, and
+    """Make the (after+1)th matching `op` ("write", "fsync" or "fallocate": the space a
+    mapped block reserves) fail with errno `err`, and
     every one after it (at most `times` in all; -1 = until disarm)."""
     global armed, op_armed, err_armed, after_left, times_left, path_pattern, partial_armed
     global fail_next_write, fired_count
-    if op not in ("write", "fsync"):
+    if op not in ("write", "fsync", "fallocate"):
         raise ValueError(f"unknown operation {op!r}")
     if err <= 0:
         raise ValueError("errno must be positive")
@@ -120,11 +140,13 @@ def write(int fd, data, path=None):
     """os.write through the shim: the number of bytes written; OSError on failure."""
     cdef Py_buffer view
     cdef ssize_t n
+    cdef int err
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         n = io_write(fd, view.buf, <size_t>view.len, path)
         if n < 0:
-            raise OSError(errno, os.strerror(errno), path)
+            err = errno
+            raise OSError(err, os.strerror(err), path)
         return n
     finally:
         PyBuffer_Release(&view)
@@ -132,8 +154,10 @@ def write(int fd, data, path=None):
 
 def fsync(int fd, path=None):
     """os.fsync through the shim; OSError on failure."""
+    cdef int err
     if io_fsync(fd, path) != 0:
-        raise OSError(errno, os.strerror(errno), path)
+        err = errno
+        raise OSError(err, os.strerror(err), path)
 
 
 def errno_text(int err):

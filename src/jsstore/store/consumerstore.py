@@ -28,7 +28,7 @@ import shutil
 import threading
 import time
 
-from jsstore._core import hashing
+from jsstore._core import faults, hashing
 from jsstore._core.ackstate import AckState
 from jsstore.errors import CorruptFile, OldUpdate, StoreClosed, StoreError, WriteError
 from jsstore.gocompat import json as gojson
@@ -50,7 +50,8 @@ def _write_atomically(path: str, data: bytes) -> None:
     try:
         write_atomically(path, data, sync=False)
     except OSError as exc:
-        raise WriteError(f"{path}: {exc}") from exc
+        reason = faults.errno_text(exc.errno) if exc.errno else str(exc)
+        raise WriteError(f"write {path}: {reason}", exc.errno or 0) from exc
 
 
 def _ack_settings(config: dict) -> tuple[str, int]:
