@@ -361,3 +361,46 @@ async def _timed_out(request) -> bool:
     except nats.errors.TimeoutError:
         return True
     return False
+
+
+# -- rewritten files: meta.inf, compressed blocks ------------------------------------------------
+
+@pytest.mark.parametrize("err,text", ERRORS)
+def test_a_failed_meta_inf_write_is_kept_and_the_old_one_stays(tmp_path, err, text):
+    store = _open(tmp_path / "s")
+    store.store_msg("f.a", None, b"m0")
+    meta = (tmp_path / "s" / "meta.inf").read_bytes()
+    faults.arm("write", err, path="meta.inf*")
+    with pytest.raises(WriteError) as first:
+        store.update_config(StreamConfig(name="F", subjects=["f.>"], max_msgs=10))
+    assert first.value.errno == err and str(first.value).endswith(text)
+    faults.disarm()
+    assert (tmp_path / "s" / "meta.inf").read_bytes() == meta
+    with pytest.raises(WriteError) as again:
+        store.store_msg("f.a", None, b"m1")
+    assert again.value is first.value
+    assert store.load_msg(1).msg == b"m0"
+    store.stop()
+
+
+@pytest.mark.parametrize("err,text", ERRORS)
+def test_a_failed_compressed_block_rewrite_keeps_the_sealed_block(tmp_path, err, text):
+    cfg = StreamConfig(name="F", subjects=["f.>"], compression="s2")
+    store = jsstore.FileStore(tmp_path / "s", cfg, StoreOptions(sync_interval=0,
+                                                                block_size=4096))
+    # the first block is written through its mapping; the first write(2) to it is its
+    # compressed copy when it is sealed
+    faults.arm("write", err, path="1.blk")
+    acked = []
+    with pytest.raises(WriteError) as first:
+        for i in range(100):
+            acked.append(store.store_msg("f.a", None, b"%03d" % i + b"z" * 300)[0])
+    assert first.value.errno == err
+    faults.disarm()
+    with pytest.raises(WriteError):
+        store.store_msg("f.a", None, b"later")
+    assert [store.load_msg(seq).msg[:3] for seq in acked] == [b"%03d" % i for i in range(len(acked))]
+    store.stop()
+    store = jsstore.FileStore(tmp_path / "s", cfg, StoreOptions(sync_interval=0))
+    assert [store.load_msg(seq).msg[:3] for seq in acked] == [b"%03d" % i for i in range(len(acked))]
+    store.stop()

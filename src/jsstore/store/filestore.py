@@ -123,8 +123,8 @@ class FileStore(StoreBase):
             info = {"Created": rfc3339_nano(time.time_ns())}
             info.update(stream_config_json(self.config))
             data = gojson.encode(info)
-        write_atomically(os.path.join(self.directory, META_FILE), data)
-        write_atomically(os.path.join(self.directory, META_SUM_FILE),
+        self._write_file(os.path.join(self.directory, META_FILE), data)
+        self._write_file(os.path.join(self.directory, META_SUM_FILE),
                          meta_sum(meta_hash_key(self.name), data))
 
     def update_config(self, config: StoreConfig) -> None:
@@ -176,16 +176,16 @@ class FileStore(StoreBase):
         if self.compression != ALG_NONE:
             data = mb.raw_data()
             if data is not None:
-                write_atomically(mb.path, compress_block(data, self.compression), sync=False)
+                self._write_file(mb.path, compress_block(data, self.compression), sync=False)
                 mb.compression = self.compression
 
     def _persist_block(self, mb, data: bytes) -> None:
         is_lmb = mb is self.lmb
         mb.close_file()
         if mb.compression and not is_lmb:
-            write_atomically(mb.path, compress_block(data, mb.compression))
+            self._write_file(mb.path, compress_block(data, mb.compression))
         else:
-            write_atomically(mb.path, data)
+            self._write_file(mb.path, data)
             mb.compression = ALG_NONE
 
     def _rewrite_record(self, mb, offset: int, record: bytes) -> None:
@@ -212,6 +212,16 @@ class FileStore(StoreBase):
             faults.fsync(fd, path)
         except OSError as exc:
             self._write_failed(f"sync {path}", exc)
+
+    def _write_file(self, path: str, data: bytes, sync: bool = True) -> None:
+        """A whole file written atomically (meta files, rewritten blocks); a failure is the
+        store's sticky write error (the old file stays)."""
+        if self.write_error is not None:
+            raise self.write_error
+        try:
+            write_atomically(path, data, sync)
+        except OSError as exc:
+            self._write_failed(f"write {path}", exc)
 
     def _write_failed(self, what: str, exc: OSError):
         """Keep the first write error (every later write fails with it until the store is
