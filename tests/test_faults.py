@@ -404,3 +404,27 @@ def test_a_failed_compressed_block_rewrite_keeps_the_sealed_block(tmp_path, err,
     store = jsstore.FileStore(tmp_path / "s", cfg, StoreOptions(sync_interval=0))
     assert [store.load_msg(seq).msg[:3] for seq in acked] == [b"%03d" % i for i in range(len(acked))]
     store.stop()
+
+
+@pytest.mark.parametrize("err,text", ERRORS)
+def test_a_batch_whose_write_fails_leaves_nothing_of_itself_to_read(tmp_path, err, text):
+    store = _open(tmp_path / "s", mmap=False)
+    for i in range(5):
+        store.store_msg("f.a", None, b"m%d" % i)
+    faults.arm("write", err, path="*.blk")
+    with pytest.raises(WriteError) as first:
+        store.store_batch([("f.b", None, b"b%d" % i) for i in range(5)])
+    assert first.value.errno == err
+    faults.disarm()
+    state = store.state()
+    assert state.messages == 5 and state.num_subjects == 1
+    for seq in range(6, 11):
+        with pytest.raises(jsstore.errors.StoreError):
+            store.load_msg(seq)
+    assert [store.load_msg(seq).msg for seq in range(1, 6)] == [b"m%d" % i for i in range(5)]
+    store.stop()
+    store = _open(tmp_path / "s")
+    state = store.state()
+    assert (state.messages, state.last_seq) == (5, 5)
+    assert _payloads(store) == [b"m%d" % i for i in range(5)]
+    store.stop()

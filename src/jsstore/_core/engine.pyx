@@ -332,8 +332,10 @@ cdef class BlockStore:
         cdef int64_t ts
         cdef uint64_t first = 0, last
         cdef object subject, hdr, msg
+        cdef uint64_t start
         self.c_check_writable()
         ts = self.c_next_ts()
+        start = self.last_seq + 1
         try:
             for obj in msgs:
                 if PyTuple_CheckExact(obj) and PyTuple_GET_SIZE(obj) == 3:
@@ -351,10 +353,27 @@ cdef class BlockStore:
                     self.lmb.c_flush()
                 except WriteError as exc:
                     self.write_error = exc
+                    self.c_forget_unwritten(start)
                     raise
         last = self.last_seq
         self.c_after_store(ts, 0)
         return first, last
+
+    cdef int c_forget_unwritten(self, uint64_t first) except -1:
+        """After a failed flush of the write block: the messages from `first` on whose records
+        did not all reach the OS are removed from memory (the file does not hold them)."""
+        cdef MsgBlock mb = self.lmb
+        cdef RecordView view
+        cdef const uint8_t* rec
+        cdef long off
+        cdef uint64_t seq, last = self.last_seq
+        for seq in range(first, last + 1):
+            off = mb.c_offset(seq)
+            if off < 0 or mb.c_record(seq, &view, &rec) != 0:
+                continue
+            if <size_t>off + view.length > mb.flushed:
+                self.c_remove(seq, True, False)
+        return 0
 
     def skip_msg(self, uint64_t seq=0):
         """Use up one sequence without storing a message; returns it."""
