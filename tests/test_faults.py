@@ -22,6 +22,7 @@ from jsstore._core import faults
 from jsstore.errors import WriteError
 from jsstore.jetstream import account as jetstream
 from jsstore.server import Server
+from jsstore.wire import apierrors as api_errors
 
 ERRORS = [(errno.ENOSPC, "no space left on device"), (errno.EIO, "input/output error")]
 
@@ -427,3 +428,20 @@ def test_a_batch_whose_write_fails_leaves_nothing_of_itself_to_read(tmp_path, er
     assert (state.messages, state.last_seq) == (5, 5)
     assert _payloads(store) == [b"m%d" % i for i in range(5)]
     store.stop()
+
+
+def test_an_embedded_publish_whose_write_fails_raises_the_store_error(tmp_path):
+    js = jetstream.open(tmp_path, options=StoreOptions(mmap=False))
+    try:
+        js.add_stream(name="F", subjects=["f.>"])
+        js.publish("f.a", b"m0")
+        faults.arm("write", errno.ENOSPC, path="*.blk")
+        for payload in (b"lost", b"later"):
+            with pytest.raises(api_errors.ApiError) as info:
+                js.publish("f.a", payload)
+            assert (info.value.code, info.value.err_code) == (503, 10077)
+            assert str(info.value.to_dict()["description"]).endswith("1.blk: no space left on device")
+        faults.disarm()
+        assert js.get_msg("F", 1).data == b"m0"
+    finally:
+        js.close()
