@@ -234,7 +234,7 @@ def test_a_fault_when_a_block_fills_and_the_next_one_starts(tmp_path):
 def test_a_failed_index_db_write_at_stop_leaves_the_blocks_to_recover_from(tmp_path, op, err, text):
     store = _open(tmp_path / "s")
     for i in range(20):
-        store.store_msg("f.%d" % (i % 3), None, b"m%d" % i)
+        store.store_msg(f"f.{i % 3}", None, b"m%d" % i)
     store.remove_msg(4)
     faults.arm(op, err, path="index.db*")
     store.stop()
