@@ -15,6 +15,7 @@ import pytest
 
 import jsstore
 from inprocess import Conn, frames
+from jsstore._core import faults
 from jsstore.cli.main import store_options
 from jsstore.server import Server
 from jsstore.server import config as server_config
@@ -78,22 +79,22 @@ def pubs(count: int, start: int = 0, size: int = 128, inbox: bytes = b"_INBOX.t"
                     for i in range(start, start + count))
 
 
-class GatedOs:
-    """os for syncgroup: fsync waits until the gate opens, or fails with `error`."""
+class GatedFsync:
+    """The fault shim as syncgroup sees it: fsync waits until the gate opens, or fails
+    with `error`."""
 
     def __init__(self, error: int | None = None):
         self.gate = threading.Event()
         self.error = error
         self.calls = 0
 
-    def fsync(self, fd: int) -> None:
+    def fsync(self, fd: int, path=None) -> None:
         self.calls += 1
         if self.error is not None:
             raise OSError(self.error, os.strerror(self.error))
         self.gate.wait(30)
 
-    close = staticmethod(os.close)
-    dup = staticmethod(os.dup)
+    errno_text = staticmethod(faults.errno_text)
 
 
 def run_server(tmp_path, body):
@@ -128,8 +129,8 @@ async def answers_of(conns: list, count: int) -> list[list[dict]]:
 
 
 def test_pubacks_wait_for_the_fsync_and_concurrent_publishes_share_it(tmp_path, monkeypatch):
-    gated = GatedOs()
-    monkeypatch.setattr(syncgroup, "os", gated)
+    gated = GatedFsync()
+    monkeypatch.setattr(syncgroup, "faults", gated)
 
     async def body(server, js):
         one, two = Conn(server, 1), Conn(server, 2, inbox="_INBOX.u")
@@ -154,8 +155,8 @@ def test_pubacks_wait_for_the_fsync_and_concurrent_publishes_share_it(tmp_path, 
 
 
 def test_a_publish_with_headers_waits_for_the_fsync_too(tmp_path, monkeypatch):
-    gated = GatedOs()
-    monkeypatch.setattr(syncgroup, "os", gated)
+    gated = GatedFsync()
+    monkeypatch.setattr(syncgroup, "faults", gated)
     hdr = b"NATS/1.0\r\nNats-Msg-Id: one\r\n\r\n"
 
     async def body(server, js):
@@ -185,8 +186,8 @@ class UserConn(Conn):
 
 
 def test_publishes_of_every_account_share_the_round(tmp_path, monkeypatch):
-    gated = GatedOs()
-    monkeypatch.setattr(syncgroup, "os", gated)
+    gated = GatedFsync()
+    monkeypatch.setattr(syncgroup, "faults", gated)
     jetstreams = {name: jsstore.open(tmp_path, store_options({"sync_interval": "always"}),
                                      account=name, timers=False) for name in ("A", "B")}
     for js in jetstreams.values():
@@ -222,7 +223,7 @@ def test_publishes_of_every_account_share_the_round(tmp_path, monkeypatch):
 
 
 def test_an_fsync_error_acknowledges_nothing(tmp_path, monkeypatch):
-    monkeypatch.setattr(syncgroup, "os", GatedOs(errno.EIO))
+    monkeypatch.setattr(syncgroup, "faults", GatedFsync(errno.EIO))
 
     async def body(server, js):
         conn = Conn(server, 1)

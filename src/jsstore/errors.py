@@ -96,9 +96,14 @@ class CorruptFile(StoreError):
 
 
 class WriteError(StoreError):
-    """An I/O error while writing. Sticky: every later write fails with it until reopen."""
+    """An I/O error while writing or syncing. Sticky: every later write fails with it until
+    reopen. `errno` is the system's error number when there is one (ENOSPC, EIO, ...)."""
 
     text = "write error"
+
+    def __init__(self, detail: str | None = None, errno: int = 0):
+        super().__init__(detail)
+        self.errno = errno
 
 
 __all__ = [name for name, obj in globals().items() if isinstance(obj, type) and issubclass(obj, StoreError)]

@@ -4,14 +4,11 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memcpy
 from libc.errno cimport errno, EINTR
-from posix.unistd cimport write, ftruncate
+from posix.unistd cimport ftruncate
 from posix.mman cimport mmap, munmap, mremap, PROT_READ, PROT_WRITE, MAP_SHARED, MAP_FAILED
 
 cdef extern from "sys/mman.h" nogil:
     enum: MREMAP_MAYMOVE
-
-cdef extern from "fcntl.h" nogil:
-    int posix_fallocate(int fd, long offset, long length)
 
 cdef size_t PAGE = 4096
 
@@ -21,6 +18,8 @@ cdef inline size_t page_round(size_t n) noexcept nogil:
 from jsstore._core.record cimport (record_parse, record_encode, record_hash_ok, rec_size,
                                    rec_get_u32, RECORD_HASH_SIZE, SEQ_MASK)
 from jsstore._core.hashing cimport hh_key_from_bytes
+from jsstore._core.faults cimport io_write, io_fallocate
+from jsstore._core.faults import errno_text
 from jsstore.errors import BadMsg, WriteError
 import os
 
@@ -91,7 +90,7 @@ cdef class MsgBlock:
         capacity = page_round(capacity if capacity > self.buf_len else self.buf_len)
         if self.mapped or self.fd < 0 or capacity == 0:
             return 0
-        rc = posix_fallocate(self.fd, 0, capacity)
+        rc = io_fallocate(self.fd, 0, capacity, self.path)
         if rc != 0:
             return 0  # no room reserved: stay with write(2), which reports ENOSPC cleanly
         p = mmap(NULL, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, self.fd, 0)
@@ -153,14 +152,16 @@ cdef class MsgBlock:
         cdef size_t cap
         cdef uint8_t* nb
         cdef void* p
+        cdef int rc
         if need <= self.buf_cap and self.buf != NULL:
             return 0
         if self.mapped:
             if self.fd < 0:
                 raise WriteError(f"append to closed block {self.path}")
             cap = page_round(need if need > self.map_len else self.map_len * 2)
-            if posix_fallocate(self.fd, 0, cap) != 0:
-                raise WriteError(f"grow {self.path}: no space")
+            rc = io_fallocate(self.fd, 0, cap, self.path)
+            if rc != 0:
+                raise WriteError(f"grow {self.path}: {errno_text(rc)}", rc)
             if cap > self.map_len:
                 p = mremap(self.buf, self.map_len, cap, MREMAP_MAYMOVE)
                 if p == MAP_FAILED:
@@ -296,6 +297,7 @@ cdef class MsgBlock:
 
     cdef int c_flush(self) except -1:
         cdef ssize_t n
+        cdef int err
         cdef size_t todo
         if self.fd < 0 or self.mapped:
             self.flushed = self.buf_len   # a mapped append is already in the OS page cache
@@ -303,11 +305,12 @@ cdef class MsgBlock:
         while self.flushed < self.buf_len:
             todo = self.buf_len - self.flushed
             # the GIL stays held: another thread must not grow buf during the write
-            n = write(self.fd, self.buf + self.flushed, todo)
+            n = io_write(self.fd, self.buf + self.flushed, todo, self.path)
             if n < 0:
-                if errno == EINTR:
+                err = errno
+                if err == EINTR:
                     continue
-                raise WriteError(f"write {self.path}: {os.strerror(errno)}")
+                raise WriteError(f"write {self.path}: {errno_text(err)}", err)
             self.flushed += n
         return 0
 

@@ -53,6 +53,7 @@ cdef class BlockStore:
     cdef int c_store_objects(self, object subject, object hdr, object msg, uint64_t seq, int64_t ts,
                              bint discard_new_check, bint flush) except -1
     cdef int c_after_store(self, int64_t ts, int64_t ttl) except -1   # TTL bookkeeping
+    cdef int c_forget_unwritten(self, uint64_t first) except -1  # after a failed flush
     cdef int64_t c_next_ts(self) noexcept                    # now, kept above last_ts
     cdef int c_remove(self, uint64_t seq, bint via_limits, bint secure) except -1   # 1 removed, 0 absent
     cdef int c_after_front_change(self) except -1             # drop empty leading blocks, fix first

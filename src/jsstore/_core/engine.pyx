@@ -233,12 +233,20 @@ cdef class BlockStore:
             mb = self._roll_block()
         undo_len = mb.buf_len
         off = <uint32_t>undo_len
-        mb.c_append(seq, ts, subj, subj_len, hdr, hdr_len, has_hdr, msg, msg_len)
+        try:
+            mb.c_append(seq, ts, subj, subj_len, hdr, hdr_len, has_hdr, msg, msg_len)
+        except WriteError as exc:   # no room to grow a mapped block
+            self.write_error = exc
+            raise
         if flush:
             try:
                 mb.c_flush()
             except WriteError as exc:
+                # the record is not kept; a part of it the OS took stays in the file, to be
+                # cut off as a torn tail when the store is reopened
                 mb.buf_len = undo_len
+                if mb.flushed > undo_len:
+                    mb.flushed = undo_len
                 mb.raw_bytes -= length
                 self.write_error = exc
                 raise
@@ -324,8 +332,10 @@ cdef class BlockStore:
         cdef int64_t ts
         cdef uint64_t first = 0, last
         cdef object subject, hdr, msg
+        cdef uint64_t start
         self.c_check_writable()
         ts = self.c_next_ts()
+        start = self.last_seq + 1
         try:
             for obj in msgs:
                 if PyTuple_CheckExact(obj) and PyTuple_GET_SIZE(obj) == 3:
@@ -343,10 +353,27 @@ cdef class BlockStore:
                     self.lmb.c_flush()
                 except WriteError as exc:
                     self.write_error = exc
+                    self.c_forget_unwritten(start)
                     raise
         last = self.last_seq
         self.c_after_store(ts, 0)
         return first, last
+
+    cdef int c_forget_unwritten(self, uint64_t first) except -1:
+        """After a failed flush of the write block: the messages from `first` on whose records
+        did not all reach the OS are removed from memory (the file does not hold them)."""
+        cdef MsgBlock mb = self.lmb
+        cdef RecordView view
+        cdef const uint8_t* rec
+        cdef long off
+        cdef uint64_t seq, last = self.last_seq
+        for seq in range(first, last + 1):
+            off = mb.c_offset(seq)
+            if off < 0 or mb.c_record(seq, &view, &rec) != 0:
+                continue
+            if <size_t>off + view.length > mb.flushed:
+                self.c_remove(seq, True, False)
+        return 0
 
     def skip_msg(self, uint64_t seq=0):
         """Use up one sequence without storing a message; returns it."""
@@ -369,7 +396,11 @@ cdef class BlockStore:
         mb = self.lmb
         if mb is None or (mb.raw_bytes > 0 and (mb.raw_bytes + 30 > self.block_size or num > 65536)):
             mb = self._roll_block()
-        mb.c_append(last | SEQ_ERASE_BIT, ts, NULL, 0, NULL, 0, False, NULL, 0)
+        try:
+            mb.c_append(last | SEQ_ERASE_BIT, ts, NULL, 0, NULL, 0, False, NULL, 0)
+        except WriteError as exc:
+            self.write_error = exc
+            raise
         mb.c_index_append(last, IDX_HOLE, SID_NONE)
         if mb.msgs == 0:
             mb.first_seq = last + 1
@@ -393,14 +424,23 @@ cdef class BlockStore:
 
     def flush_all_pending(self):
         if self.lmb is not None:
-            self.lmb.c_flush()
+            try:
+                self.lmb.c_flush()
+            except WriteError as exc:
+                if self.write_error is None:
+                    self.write_error = exc
+                raise
 
     # -- removing --------------------------------------------------------------
     def _write_tombstone(self, uint64_t seq, int64_t ts):
         cdef MsgBlock mb = self.lmb
         if mb is None or (mb.raw_bytes > 0 and mb.raw_bytes + 30 > self.block_size):
             mb = self._roll_block()
-        mb.c_append(seq | SEQ_TOMB_BIT, ts, NULL, 0, NULL, 0, False, NULL, 0)
+        try:
+            mb.c_append(seq | SEQ_TOMB_BIT, ts, NULL, 0, NULL, 0, False, NULL, 0)
+        except WriteError as exc:
+            self.write_error = exc
+            raise
         mb.tombstones += 1
         try:
             mb.c_flush()
@@ -538,7 +578,7 @@ cdef class BlockStore:
     def expire_msgs(self):
         """Remove messages older than max_age; returns how many were removed."""
         cdef uint64_t before = self.msgs
-        if self.max_age > 0:
+        if self.max_age > 0 and self.write_error is None:   # removals write too
             self.c_enforce_limits(now_ns())
         return before - self.msgs
 

@@ -26,7 +26,7 @@ from jsstore.api.streams import StreamApi
 from jsstore.consumer import pullrequests
 from jsstore.gocompat import json as gojson
 from jsstore.stream import advisories
-from jsstore.stream.puback import pub_error_json
+from jsstore.stream.puback import pub_error_json, unanswered
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import headers as header_block
 from jsstore.wire.ackreply import ACK_PREFIX
@@ -34,6 +34,10 @@ from jsstore.wire.api import api_level_too_high
 from jsstore.wire.bus import Msg
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
+
+# what capture_locked returns for a publish a stream took but answers nothing to (compared
+# by identity): its store failed to write (stream.puback.unanswered)
+NO_ANSWER = bytes(bytearray(b"(no answer)"))
 
 DIRECT_GET = schemas.API_PREFIX + "DIRECT.GET"
 DIRECT_GET_PREFIX = DIRECT_GET + "."
@@ -304,13 +308,14 @@ class Router:
             answer = self.capture_locked(subject, payload, hdr)
         if answer is None:
             return False
-        send(None, answer)
+        if answer is not NO_ANSWER:
+            send(None, answer)
         return True
 
     def capture_locked(self, subject: str, payload: bytes, hdr: bytes | None) -> bytes | None:
         """A publish on a subject outside ``$JS.``, the lock held: stored in the stream
         that captures it, answered with its PubAck (or error); None when no stream
-        captures the subject."""
+        captures the subject; NO_ANSWER when the publisher is to get nothing."""
         js = self.js
         stream = js.capturing_stream_locked(subject)
         if stream is None:
@@ -323,6 +328,8 @@ class Router:
             ack = js.publish_locked(stream, subject, hdr, payload)
             return b"" if ack is None else ack.to_json()   # staged: an empty answer
         except api_errors.ApiError as exc:
+            if unanswered(exc):
+                return NO_ANSWER
             return pub_error_json(stream.name, exc)
 
 

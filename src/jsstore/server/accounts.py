@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 
 from jsstore._core import protocol
-from jsstore.api.router import PULL_REQUEST_PREFIX, is_plain_ack
+from jsstore.api.router import NO_ANSWER, PULL_REQUEST_PREFIX, is_plain_ack
 from jsstore.server.client import Client, no_responders
 from jsstore.server.subscriptions import SubjectTable, Subscription
 
@@ -147,7 +147,7 @@ class Account:
                 delivered = (route(subject, subject, reply, hdr, payload, origin)
                              if match(subject) else 0)
                 answer = capture(subject, payload, hdr)
-                if not reply:
+                if not reply or answer is NO_ANSWER:
                     continue
                 if answer is not None and durable is not None:
                     durable.hold(self, reply, answer)   # released after its fsync

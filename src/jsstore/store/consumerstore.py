@@ -28,7 +28,7 @@ import shutil
 import threading
 import time
 
-from jsstore._core import hashing
+from jsstore._core import faults, hashing
 from jsstore._core.ackstate import AckState
 from jsstore.errors import CorruptFile, OldUpdate, StoreClosed, StoreError, WriteError
 from jsstore.gocompat import json as gojson
@@ -50,7 +50,8 @@ def _write_atomically(path: str, data: bytes, sync: bool = False) -> None:
     try:
         write_atomically(path, data, sync=sync)
     except OSError as exc:
-        raise WriteError(f"{path}: {exc}") from exc
+        reason = faults.errno_text(exc.errno) if exc.errno else str(exc)
+        raise WriteError(f"write {path}: {reason}", exc.errno or 0) from exc
 
 
 def _ack_settings(config: dict) -> tuple[str, int]:
@@ -293,6 +294,9 @@ class FileConsumerStore(_ConsumerStoreBase):
         self._scheduled = False        # a timer write is queued
         self._last_write = 0.0         # time.monotonic() of the last o.dat write
         self.last_flush_error: Exception | None = None  # of the background writer
+        # the first failed write of o.dat or the meta files: every later write fails with it
+        # until the store is reopened (the state in memory stays readable)
+        self.write_error: WriteError | None = None
 
         self._hash_key = hashing.consumer_meta_hash_key(stream_name, name)
         existed = os.path.isdir(self.directory)
@@ -314,13 +318,22 @@ class FileConsumerStore(_ConsumerStoreBase):
 
     # -- files ------------------------------------------------------------------------------
 
+    def _write_file(self, path: str, data: bytes) -> None:
+        if self.write_error is not None:
+            raise self.write_error
+        try:
+            _write_atomically(path, data, self._sync)
+        except WriteError as exc:
+            self.write_error = exc
+            raise
+
     def _write_config_locked(self) -> None:
         info = {"Created": rfc3339_nano(self.created_ns), "Name": self.name}
         info.update(self._config)
         data = gojson.encode(info)
-        _write_atomically(os.path.join(self.directory, META_FILE), data, self._sync)
+        self._write_file(os.path.join(self.directory, META_FILE), data)
         checksum = hashing.meta_sum(self._hash_key, data)
-        _write_atomically(os.path.join(self.directory, META_SUM_FILE), checksum, self._sync)
+        self._write_file(os.path.join(self.directory, META_SUM_FILE), checksum)
 
     def _write_state(self, force: bool) -> None:
         with self._io_lock:
@@ -330,7 +343,7 @@ class FileConsumerStore(_ConsumerStoreBase):
                 encoded = self._acks.encode()
                 self._dirty = False
             try:
-                _write_atomically(self._state_path, encoded, self._sync)
+                self._write_file(self._state_path, encoded)
             except WriteError:
                 with self._lock:
                     self._dirty = True
@@ -356,7 +369,7 @@ class FileConsumerStore(_ConsumerStoreBase):
             self.last_flush_error = exc
             due = time.monotonic() + FLUSH_INTERVAL
         with self._lock:
-            self._scheduled = self._dirty and not self._closed
+            self._scheduled = self._dirty and not self._closed and self.write_error is None
             if self._scheduled:
                 _FLUSHER.schedule(self, max(due, self._last_write + FLUSH_INTERVAL))
 
@@ -378,8 +391,12 @@ class FileConsumerStore(_ConsumerStoreBase):
                 self._closed = True
                 encoded = self._acks.encode() if self._dirty else None
                 self._dirty = False
-            if encoded is not None:
-                _write_atomically(self._state_path, encoded, self._sync)
+            if encoded is not None and self.write_error is None:
+                try:
+                    _write_atomically(self._state_path, encoded, self._sync)
+                except WriteError as exc:
+                    self.write_error = exc
+                    raise
 
     def delete(self) -> None:
         """Close the store and remove its directory."""

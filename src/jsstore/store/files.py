@@ -8,6 +8,7 @@ import fcntl
 import os
 import sys
 
+from jsstore._core import faults
 from jsstore.errors import StoreLocked
 from jsstore.store import durablelog
 
@@ -23,11 +24,9 @@ def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            faults.write_all(fd, data, path)
             if sync:
-                os.fsync(fd)
+                faults.fsync(fd, path)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -47,7 +46,7 @@ def sync_dir(directory: str) -> None:
     """fsync a folder: the names created, renamed or removed in it are durable."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        os.fsync(fd)
+        faults.fsync(fd, directory)
     finally:
         os.close(fd)
 

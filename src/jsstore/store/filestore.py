@@ -18,6 +18,7 @@ import shutil
 import threading
 import time
 
+from jsstore._core import faults
 from jsstore._core.block import MsgBlock
 from jsstore._core.compress import (
     ALG_LZ4,
@@ -61,6 +62,11 @@ RECORD_EMPTY_LEN = 30        # the shortest record: no subject, no data
 DIR_MODE = 0o700
 
 _ALGS = {"none": ALG_NONE, "s2": ALG_S2, "lz4": ALG_LZ4}
+
+
+def _os_error_text(exc: OSError) -> str:
+    """An OSError's reason as Go writes it ("no space left on device")."""
+    return faults.errno_text(exc.errno) if exc.errno else str(exc)
 
 
 def stream_dir(store_dir: str, stream: str, account: str = "$G") -> str:
@@ -131,8 +137,8 @@ class FileStore(StoreBase):
             info = {"Created": rfc3339_nano(time.time_ns())}
             info.update(stream_config_json(self.config))
             data = gojson.encode(info)
-        write_atomically(os.path.join(self.directory, META_FILE), data)
-        write_atomically(os.path.join(self.directory, META_SUM_FILE),
+        self._write_file(os.path.join(self.directory, META_FILE), data)
+        self._write_file(os.path.join(self.directory, META_SUM_FILE),
                          meta_sum(meta_hash_key(self.name), data))
 
     def update_config(self, config: StoreConfig) -> None:
@@ -181,7 +187,7 @@ class FileStore(StoreBase):
         always = self.options.sync == "always"
         if always and mb.file_fd >= 0:
             if self.group is None:
-                os.fsync(mb.file_fd)
+                self._fsync(mb.file_fd, mb.path)
                 self.fsyncs += 1
             elif self.compression == ALG_NONE:
                 # the group's owner syncs it with the next collect
@@ -191,16 +197,16 @@ class FileStore(StoreBase):
         if self.compression != ALG_NONE:
             data = mb.raw_data()
             if data is not None:
-                write_atomically(mb.path, compress_block(data, self.compression), sync=always)
+                self._write_file(mb.path, compress_block(data, self.compression), sync=always)
                 mb.compression = self.compression
 
     def _persist_block(self, mb, data: bytes) -> None:
         is_lmb = mb is self.lmb
         mb.close_file()
         if mb.compression and not is_lmb:
-            write_atomically(mb.path, compress_block(data, mb.compression))
+            self._write_file(mb.path, compress_block(data, mb.compression))
         else:
-            write_atomically(mb.path, data)
+            self._write_file(mb.path, data)
             mb.compression = ALG_NONE
 
     def _rewrite_record(self, mb, offset: int, record: bytes) -> None:
@@ -209,14 +215,41 @@ class FileStore(StoreBase):
             return
         fd = os.open(mb.path, os.O_WRONLY)
         try:
-            os.pwrite(fd, record, offset)
+            os.lseek(fd, offset, os.SEEK_SET)
+            faults.write_all(fd, record, mb.path)
+        except OSError as exc:
+            self._write_failed(f"write {mb.path}", exc)
         finally:
             os.close(fd)
 
     def _sync_block(self, mb) -> None:
         fd = mb.file_fd
         if fd >= 0:
-            os.fsync(fd)
+            self._fsync(fd, mb.path)
+
+    def _fsync(self, fd: int, path: str) -> None:
+        """fsync a block file; a failure is the store's sticky write error."""
+        try:
+            faults.fsync(fd, path)
+        except OSError as exc:
+            self._write_failed(f"sync {path}", exc)
+
+    def _write_file(self, path: str, data: bytes, sync: bool = True) -> None:
+        """A whole file written atomically (meta files, rewritten blocks); a failure is the
+        store's sticky write error (the old file stays)."""
+        if self.write_error is not None:
+            raise self.write_error
+        try:
+            write_atomically(path, data, sync)
+        except OSError as exc:
+            self._write_failed(f"write {path}", exc)
+
+    def _write_failed(self, what: str, exc: OSError):
+        """Keep the first write error (every later write fails with it until the store is
+        reopened) and raise it."""
+        if self.write_error is None:
+            self.write_error = WriteError(f"{what}: {_os_error_text(exc)}", exc.errno or 0)
+        raise self.write_error from exc
 
     # -- recovery ----------------------------------------------------------------------
     def _block_indexes(self) -> list[int]:
@@ -374,7 +407,7 @@ class FileStore(StoreBase):
         else:
             with open(mb.path, "r+b") as f:
                 f.truncate(len(data))
-                os.fsync(f.fileno())
+                faults.fsync(f.fileno(), mb.path)
 
     def _record_lost(self, mb, nbytes: int, why: str) -> None:
         """Account `nbytes` of block `mb` as lost data (`why` says what was wrong)."""
@@ -423,11 +456,12 @@ class FileStore(StoreBase):
         if self.closed:
             return
         self.flush_all_pending()
+        self._check_writable()
         fd = self.lmb.file_fd if self.lmb is not None else -1
         if fd >= 0:
             fd = os.dup(fd)
             try:
-                os.fsync(fd)
+                self._fsync(fd, self.lmb.path)
             finally:
                 os.close(fd)
 
@@ -448,25 +482,31 @@ class FileStore(StoreBase):
         mine = self._write_gen
         with self._sync_cond:
             while self._synced_gen < mine:
+                if self.write_error is not None:   # a failed fsync covers no write
+                    raise self.write_error
                 if self._syncing:
                     self._sync_cond.wait()
                     continue
                 self._syncing = True
                 target = self._write_gen
                 fd = self.lmb.file_fd if self.lmb is not None else -1
+                path = self.lmb.path if self.lmb is not None else None
                 fd = os.dup(fd) if fd >= 0 else -1  # stays valid if the block is sealed meanwhile
                 self._sync_cond.release()
+                synced = False
                 try:
                     if fd >= 0:
                         try:
-                            os.fsync(fd)
+                            self._fsync(fd, path)
                         finally:
                             os.close(fd)
                         self.fsyncs += 1
+                    synced = True
                 finally:
                     self._sync_cond.acquire()
                     self._syncing = False
-                    self._synced_gen = max(self._synced_gen, target)
+                    if synced:
+                        self._synced_gen = max(self._synced_gen, target)
                     self._sync_cond.notify_all()
 
     # with a SyncGroup: the store returns once the record is handed to the OS and joins the
@@ -520,8 +560,12 @@ class FileStore(StoreBase):
         while not self._stop_event.wait(interval):
             try:
                 self.sync()
+            except WriteError:
+                return  # kept as the store's write error: the next write reports it
             except Exception as exc:  # the next write reports it
-                self.write_error = WriteError(f"sync: {exc}")
+                if self.write_error is None:
+                    self.write_error = WriteError(f"sync: {exc}")
+                return
 
     # -- lifecycle ---------------------------------------------------------------------
     def stop(self) -> None:
@@ -532,27 +576,17 @@ class FileStore(StoreBase):
         self._stop_event.set()
         try:
             if self.write_error is None:
-                self.flush_all_pending()
-                if self.lmb is not None:
-                    self.lmb.trim()
-                    self.lmb.update_last_hash()
-                    self._sync_block(self.lmb)
-                for target in self._sealed_targets:     # sealed, not collected yet
-                    os.fsync(target.fd)
-                if len(self.ttls) or os.path.exists(os.path.join(self.msgs_dir, TTL_FILE)):
-                    write_atomically(os.path.join(self.msgs_dir, TTL_FILE),
-                                     self.ttls.encode(self.last_seq + 1))
-                if not any(mb.damaged for mb in self.blocks):
-                    # (with a damaged block, no state file: the next open rebuilds from the
-                    # blocks, cuts the damage off and reports what was lost)
-                    statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
+                self._write_state_files()
         finally:
             self.closed = True
             targets, self._sealed_targets = self._sealed_targets, []
             for target in targets:
                 os.close(target.fd)
             for cs in self._consumers.values():
-                cs.stop()
+                try:
+                    cs.stop()
+                except WriteError:
+                    pass   # kept as the consumer store's write_error; its last o.dat stays
             for mb in self.blocks:
                 try:
                     mb.close_file()
@@ -563,6 +597,39 @@ class FileStore(StoreBase):
             if self._lock_fd >= 0:
                 os.close(self._lock_fd)
                 self._lock_fd = -1
+
+    def _write_state_files(self) -> None:
+        """On a clean stop: the write block to disk, thw.db and index.db. A failure is kept
+        as the store's write error (the next open then rebuilds from the blocks)."""
+        try:
+            self.flush_all_pending()
+            if self.lmb is not None:
+                self.lmb.trim()
+                self.lmb.update_last_hash()
+                self._sync_block(self.lmb)
+            for target in self._sealed_targets:     # sealed, not collected yet
+                self._fsync(target.fd, target.path)
+            if len(self.ttls) or os.path.exists(os.path.join(self.msgs_dir, TTL_FILE)):
+                write_atomically(os.path.join(self.msgs_dir, TTL_FILE),
+                                 self.ttls.encode(self.last_seq + 1))
+            if not any(mb.damaged for mb in self.blocks):
+                # (with a damaged block, no state file: the next open rebuilds from the
+                # blocks, cuts the damage off and reports what was lost)
+                statefile.write_index(self, os.path.join(self.msgs_dir, INDEX_FILE))
+        except OSError as exc:
+            if self.write_error is None:
+                self.write_error = WriteError(f"write {exc.filename}: {_os_error_text(exc)}",
+                                              exc.errno or 0)
+        except WriteError:
+            pass   # kept as write_error where it happened
+        if self.write_error is not None:
+            # what was written of the state files may not be on disk: no index.db, so the
+            # next open rebuilds from the blocks and verifies every record
+            for name in (INDEX_FILE,):
+                try:
+                    os.unlink(os.path.join(self.msgs_dir, name))
+                except OSError:
+                    pass
 
     def delete(self) -> None:
         self.stop()

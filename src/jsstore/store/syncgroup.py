@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from jsstore._core import faults
 from jsstore.store import durablelog
 
 
@@ -48,16 +49,16 @@ class SyncGroup:
             try:
                 if error is None:
                     if durablelog.LOG is None:
-                        os.fsync(target.fd)
+                        faults.fsync(target.fd, target.path)
                     else:
                         durablelog.slow_disk()
-                        os.fsync(target.fd)
+                        faults.fsync(target.fd, target.path)
                         if target.length is not None:
                             durablelog.record(target.path, target.length)
                     self.fsyncs += 1
             except OSError as exc:
-                text = exc.strerror or str(exc)    # Go's errno texts begin in lower case
-                error = f"sync {target.path}: {text[:1].lower()}{text[1:]}"
+                text = faults.errno_text(exc.errno) if exc.errno else str(exc)
+                error = f"sync {target.path}: {text}"
             finally:
                 os.close(target.fd)
         return error

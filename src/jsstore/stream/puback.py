@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
+from jsstore.errors import WriteError
 from jsstore.gocompat import json as gojson
 from jsstore.wire import apierrors as api_errors
 
@@ -39,6 +40,14 @@ def pub_error_json(stream: str, error: api_errors.ApiError) -> bytes:
     """A rejected publish's answer: the error, then the stream with sequence 0."""
     return (b'{"error":' + gojson.encode(error.to_dict()) + b',"stream":'
             + gojson.encode(stream) + b',"seq":0}')
+
+
+def unanswered(error: api_errors.ApiError) -> bool:
+    """Whether a publish that failed with `error` goes unanswered: nats-server (2.15) sends
+    the publisher nothing when its store fails to write the message (a critical write
+    error: out of space, an I/O error), neither then nor for any publish after it until
+    the stream is reloaded; the publisher's request times out."""
+    return isinstance(error.__cause__, WriteError)
 
 
 class Prepared:
