@@ -1,4 +1,4 @@
-"""Load: many concurrent connections on loopback publishing into a stream and consuming.
+"""Load: many concurrent loopback connections publishing into a stream and consuming.
 
     python bench/load.py [--connections 1000] [--seconds 10] [--server jsstore|nats-server|both]
 
@@ -213,7 +213,8 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
-    return 0 if all(r["errors"] == 0 and r["all_acked_stored"] for r in results.values()) else 1
+    good = all(r["errors"] == 0 and r["all_acked_stored"] for r in results.values())
+    return 0 if good else 1
 
 
 if __name__ == "__main__":
