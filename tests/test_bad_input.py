@@ -48,7 +48,6 @@ BAD_NAMES = ["a.b", "*", ">", "ünï", "n" * 300, "a/b", "..", "a\\b"]
 BODY_ONLY_NAMES = ["a b", "a\tb", ""]       # a subject token cannot hold these
 NEAR_MAX = 1024 * 1024 - 4096               # a body just under max_payload (1 MiB)
 RESTORE_ID = re.compile(rb'("\$JS\.SNAPSHOT\.RESTORE\..*)\.[0-9A-Za-z]+"')   # a random id
-TIMING = frozenset({"pause_remaining"})     # nanoseconds left: a clock, not an answer
 WRONG_BODIES = [b"{bad", b"[]", b'"text"', b"123", b"null", b"{}}", b"\xff\xfe"]
 
 STREAM_NUMBERS = ["max_msgs", "max_bytes", "max_age", "max_msg_size", "num_replicas",
@@ -257,9 +256,9 @@ class Both:
                                         self.mine._request(step, body, subject))
         real, mine = self.loop.run_until_complete(both_asked())
         raw = "DIRECT.GET." in subject
-        return ([differential.normalise(h, RESTORE_ID.sub(rb'\1.<id>"', d), raw, TIMING)
+        return ([differential.normalise(h, RESTORE_ID.sub(rb'\1.<id>"', d), raw)
                  + (differential.mask_ack(r),) for h, d, r in real],
-                [differential.normalise(h, RESTORE_ID.sub(rb'\1.<id>"', d), raw, TIMING)
+                [differential.normalise(h, RESTORE_ID.sub(rb'\1.<id>"', d), raw)
                  + (differential.mask_ack(r),) for h, d, r in mine])
 
     def close(self):
