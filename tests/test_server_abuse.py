@@ -97,3 +97,34 @@ def test_an_exception_in_a_handler_is_logged_and_the_connection_stays(js, caplog
     assert [b["type"] for b in bodies] == ["io.nats.jetstream.api.v1.stream_names_response"]
     assert "a bug in a handler" in caplog.text
     assert "RuntimeError" in caplog.text
+
+
+# -- subjects with an empty token -----------------------------------------------------------
+def test_a_subject_with_an_empty_token_matches_nothing(server):
+    """nats-server's subject table matches "a..b", ".a" or "a." to nothing: no subscriber,
+    stream or API handler gets it, and a requester is told there are no responders."""
+    body = b'{"name":"E","subjects":["cap.>"]}'
+    raw = Raw(server.port)
+    raw.send(b'CONNECT {"verbose":false,"pedantic":false,"headers":true,'
+             b'"no_responders":true}\r\nSUB e.> 1\r\nSUB _R.* 2\r\n'
+             b"PUB $JS.API.STREAM.CREATE.E _R.1 %d\r\n%s\r\n" % (len(body), body))
+    created = _answer(raw, b"_R.1")
+    raw.send(b"PUB e..x 1\r\na\r\nPUB e.x. 1\r\nb\r\nPUB cap..x _R.2 1\r\nc\r\n"
+             b"PUB cap.x. 1\r\nd\r\nPUB $JS.API.STREAM.INFO..E _R.3 0\r\n\r\n")
+    lines = raw.until_pong()
+    raw.send(b"PUB $JS.API.STREAM.INFO.E _R.4 0\r\n\r\n")
+    info = _answer(raw, b"_R.4")
+    raw.close()
+    assert b'"name":"E"' in created
+    assert lines == [b"HMSG _R.2 2 38 38", b"NATS/1.0 503", b"Nats-Subject: cap..x", b"", b"",
+                     b"HMSG _R.3 2 54 54", b"NATS/1.0 503",
+                     b"Nats-Subject: $JS.API.STREAM.INFO..E", b"", b""]
+    assert b'"messages":0' in info
+
+
+def _answer(raw: Raw, inbox: bytes) -> bytes:
+    """The payload of the next message to `inbox` (nats-server answers the API after
+    the PONG to a PING sent with the request)."""
+    while not raw.line().startswith(b"MSG " + inbox + b" "):
+        pass
+    return raw.line()
