@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 
-.PHONY: all deps build test bench bench-durable bench-spark clean fuzz serve java
+.PHONY: all deps build test bench bench-durable bench-spark bench-load clean fuzz serve java
 
 all: build
 
@@ -47,6 +47,13 @@ bench-durable: build
 
 bench-spark: build
 	$(PY) bench/spark.py
+
+# 1,000 connections publishing with PubAcks and consuming, then protocol abuse under
+# measurement; both servers (LOAD_SECONDS=60 for the full minute)
+LOAD_SECONDS ?= 10
+bench-load: build
+	$(PY) bench/load.py --connections 1000 --seconds $(LOAD_SECONDS)
+	$(PY) bench/abuse.py --seconds $(LOAD_SECONDS)
 
 clean:
 	rm -rf build src/jsstore/_core/*.c src/jsstore/_core/*.so .pytest_cache

@@ -302,6 +302,9 @@ TABLE: dict[str, list[Scenario]] = {
             *_stream(), *_consumer(), req(f"{CONSUMER}PAUSE.S.C", b""),
             req(f"{CONSUMER}PAUSE.S.NOPE", {"pause_until": "2099-01-01T00:00:00Z"}),
             req(f"{CONSUMER}PAUSE.S.C", b"{bad"),
+            # the stored _nats.req.level follows the pause (1) and the resume (0)
+            req(f"{CONSUMER}PAUSE.S.C", {"pause_until": "2099-01-01T00:00:00Z"}),
+            cinfo("S", "C"), req(f"{CONSUMER}PAUSE.S.C", b""), cinfo("S", "C"),
         ]),
     ],
     "$JS.API.CONSUMER.UNPIN.*.*": [

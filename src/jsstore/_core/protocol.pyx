@@ -152,6 +152,12 @@ cdef class Parser:
                     return ops
                 break
             eol = found - s
+            if eol - pos > self.max_control_line + 1:
+                # a whole control line over the limit (its CR not counted): nats-server
+                # refuses one that reaches it in pieces, as a line that long from a new
+                # connection does (its first reads are small)
+                self._fail(ERR_SEND, MAX_CONTROL_LINE)
+                return ops
             c0 = _upper(s[pos])
             consumed = self._operation(ops, s, n, pos, eol, c0)
             if consumed < 0:

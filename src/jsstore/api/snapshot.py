@@ -418,6 +418,12 @@ class SnapshotApi:
                     config = msgspec.structs.replace(config, name=name)
                 if config.name != name:
                     raise api_errors.JSStreamMismatchErr()
+                # as nats-server: path separators, then the configuration's own checks
+                # (checkStreamCfg), before anything is looked up
+                if "/" in name or "\\" in name:
+                    raise api_errors.JSStreamNameContainsPathSeparatorsErr()
+                configchecks.check_config(
+                    config, existing_streams=js.other_stream_configs_locked(config.name))
                 js.check_open()
                 if js.find_stream_locked(name) is not None or any(t.config.name == name
                                               for t in self._receiving.values()):

@@ -304,7 +304,8 @@ class ConsumerRegistry:
             consumer = self.lookup_locked(stream_name, name)
             pause_until = rfc3339_nano(until) if until > 0 else None
             config = msgspec.structs.replace(consumer.config, pause_until=pause_until)
-            consumer.update_config(config)
+            # as nats-server, the stored metadata follows: a pause needs API level 1
+            consumer.update_config(consumerconfig.with_static_metadata(config))
             return consumer_info(consumer, self.clock())
 
     def unpin_consumer(self, stream_name: str, name: str, group: str) -> None:

@@ -21,6 +21,13 @@ from jsstore.server.client import Client, no_responders
 from jsstore.server.subscriptions import SubjectTable, Subscription
 
 API_PREFIX = "$JS.API."
+
+
+def matches_nothing(subject: str) -> bool:
+    """Whether a published subject has an empty token ("a..b", ".a", "a."): nats-server's
+    subject table matches such a subject to nothing, so no subscription, stream or API
+    handler sees it (a requester with no_responders is told so)."""
+    return ".." in subject or subject[:1] == "." or subject[-1:] == "."
 GLOBAL_ACCOUNT = "$G"
 
 
@@ -84,6 +91,12 @@ class Account:
         a pull request that gets the same answer either way is served ahead of them, so
         that its messages are written before the acks are applied.  nats-server has
         acks on a queue of their own as well."""
+        if matches_nothing(subject):
+            if reply and origin.no_responders:
+                for sub in self.table.match(reply):
+                    if sub.client is origin:
+                        origin.deliver(sub, reply, None, no_responders(subject), b"")
+            return
         delivered = self.route(subject, subject, reply, hdr, payload, origin)
         handled = False
         router = self.router
@@ -142,6 +155,13 @@ class Account:
         durable = self.server.durable
         with router.lock:
             for subject, reply, hdr, payload in run:
+                if ".." in subject or subject[-1:] == "." or subject[:1] == ".":
+                    # (matches_nothing, inline: this is the publish hot path)
+                    if reply and origin.no_responders:
+                        for sub in match(reply):
+                            if sub.client is origin:
+                                origin.deliver(sub, reply, None, no_responders(subject), b"")
+                    continue
                 # route() inlined for the common cases: nobody subscribes to what is
                 # stored, and the publisher's own inbox subscription takes the answer
                 delivered = (route(subject, subject, reply, hdr, payload, origin)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import logging
 import termios
 import time
 
@@ -18,6 +19,8 @@ from jsstore._core.subjects import _subject_matches, filters_overlap, is_literal
 from jsstore.server.connect import decode_connect
 from jsstore.server.subscriptions import Subscription
 from jsstore.wire.ackreply import ACK_PREFIX
+
+log = logging.getLogger("jsstore.server")
 
 def no_responders(subject: str) -> bytes:
     """The status a requester gets when nothing serves `subject` (nats-server 2.15 names
@@ -110,61 +113,68 @@ class Client(asyncio.Protocol):
         quick_msgs = quick_bytes = 0
         run: list = []      # publishes outside $JS. in a row: handled together
         for op in self.parser.feed(data):
-            kind = op[0]
-            if not self.authorized and kind != protocol.CONNECT:
-                self.error_and_close(AUTHORIZATION_VIOLATION)
-                return
-            if kind == protocol.PUB and quick:
-                subject = op[1]
-                if not subject.startswith(JS_PREFIX):
-                    run.append(op[1:])
-                elif op[2] is None and subject.startswith(ACK_PREFIX) and (
-                        not op[4] or op[4] == b"+ACK"):
-                    if run:             # the publishes before it come first
-                        self.account.publish_run(self, run)
-                        run = []
-                    self.acks.append(subject)   # (apply_acks replaces the list)
-                else:
-                    subject = None
-                if subject is not None:
-                    quick_msgs += 1
-                    quick_bytes += len(op[4]) + (len(op[3]) if op[3] else 0)
-                    continue
-            if run:
-                self.account.publish_run(self, run)
-                run = []
-            if kind == protocol.PUB:
-                if self.verbose:                # nats-server says +OK before routing it
+            try:
+                kind = op[0]
+                if not self.authorized and kind != protocol.CONNECT:
+                    self.error_and_close(AUTHORIZATION_VIOLATION)
+                    return
+                if kind == protocol.PUB and quick:
+                    subject = op[1]
+                    if not subject.startswith(JS_PREFIX):
+                        run.append(op[1:])
+                    elif op[2] is None and subject.startswith(ACK_PREFIX) and (
+                            not op[4] or op[4] == b"+ACK"):
+                        if run:             # the publishes before it come first
+                            self.account.publish_run(self, run)
+                            run = []
+                        self.acks.append(subject)   # (apply_acks replaces the list)
+                    else:
+                        subject = None
+                    if subject is not None:
+                        quick_msgs += 1
+                        quick_bytes += len(op[4]) + (len(op[3]) if op[3] else 0)
+                        continue
+                if run:
+                    self.account.publish_run(self, run)
+                    run = []
+                if kind == protocol.PUB:
+                    if self.verbose:                # nats-server says +OK before routing it
+                        self.out.append(protocol.OK_FRAME)
+                    self._pub(op[1], op[2], op[3], op[4])
+                elif kind == protocol.SUB:
+                    if self.acks:
+                        self.apply_acks()
+                    self._sub(op[1], op[2], op[3])
+                    quick = self._quick()
+                elif kind == protocol.UNSUB:
+                    if self.acks:
+                        self.apply_acks()
+                    self._unsub(op[1], op[2])
+                elif kind == protocol.PING:
+                    self.out.append(protocol.PONG_FRAME)
+                    if self.connect_info is not None:
+                        self.out.append(self.connect_info)
+                        self.connect_info = None
+                elif kind == protocol.CONNECT:
+                    if self.acks:
+                        self.apply_acks()
+                    if not self._connect(op[1]):
+                        break
+                    quick = self._quick()
+                elif kind == protocol.PONG or kind == protocol.OK or kind == protocol.INFO:
+                    pass
+                elif kind == protocol.ERR:
+                    pass
+                if self.verbose and kind in (protocol.SUB, protocol.UNSUB, protocol.CONNECT):
                     self.out.append(protocol.OK_FRAME)
-                self._pub(op[1], op[2], op[3], op[4])
-            elif kind == protocol.SUB:
-                if self.acks:
-                    self.apply_acks()
-                self._sub(op[1], op[2], op[3])
-                quick = self._quick()
-            elif kind == protocol.UNSUB:
-                if self.acks:
-                    self.apply_acks()
-                self._unsub(op[1], op[2])
-            elif kind == protocol.PING:
-                self.out.append(protocol.PONG_FRAME)
-                if self.connect_info is not None:
-                    self.out.append(self.connect_info)
-                    self.connect_info = None
-            elif kind == protocol.CONNECT:
-                if self.acks:
-                    self.apply_acks()
-                if not self._connect(op[1]):
-                    break
-                quick = self._quick()
-            elif kind == protocol.PONG or kind == protocol.OK or kind == protocol.INFO:
-                pass
-            elif kind == protocol.ERR:
-                pass
-            if self.verbose and kind in (protocol.SUB, protocol.UNSUB, protocol.CONNECT):
-                self.out.append(protocol.OK_FRAME)
+            except Exception:               # a bug: logged; the client stays connected
+                run = []
+                self.internal_error(op)
         if run:
-            self.account.publish_run(self, run)
+            try:
+                self.account.publish_run(self, run)
+            except Exception:
+                self.internal_error(run[0])
         if quick_msgs:
             self._count_in(quick_msgs, quick_bytes)
         if self.acks:
@@ -183,6 +193,14 @@ class Client(asyncio.Protocol):
         if self.out:
             server.dirty.add(self)
         server.flush_soon()
+
+    def internal_error(self, op) -> None:
+        """An exception out of handling one operation is a bug of jsstore's, not the
+        client's: it is logged with its traceback and the connection stays up, as
+        nats-server keeps a connection whose request failed inside the server (the
+        request goes unanswered; the operations after it are handled)."""
+        log.exception("internal error handling %r from client %d",
+                      op[:2] if isinstance(op, tuple) else op, self.cid)
 
     def _quick(self) -> bool:
         """Whether this client's PUBs may take data_received's short ways: JetStream is
