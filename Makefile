@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 
-.PHONY: all deps build test bench bench-spark clean fuzz serve java
+.PHONY: all deps build test bench bench-spark clean fuzz serve java soak
 
 all: build
 
@@ -41,6 +41,10 @@ bench: build
 
 fuzz: build
 	$(PY) -m pytest -q tests -k fuzz
+
+# the server soak: 100 SIGKILL-and-restart cycles of jsstore serve under nats-py traffic
+soak: build
+	$(PY) bench/soak.py --cycles 100 --quiet
 
 bench-spark: build
 	$(PY) bench/spark.py
