@@ -18,6 +18,7 @@ import argparse
 import os
 import random
 import shutil
+import signal
 import sys
 import tempfile
 
@@ -36,16 +37,18 @@ def main(argv=None) -> int:
     parser.add_argument("--cycles", type=int, default=100)
     parser.add_argument("--seed", type=int, default=None, help="default: a random one")
     parser.add_argument("--server", choices=["jsstore", "nats-server"], default="jsstore")
-    parser.add_argument("--full-every", type=int, default=10,
+    parser.add_argument("--full-every", type=int, default=20,
                         help="read every stored message back every N-th cycle (and after "
                              "the last); otherwise the recent ones and a sample")
-    parser.add_argument("--pace", type=float, default=0.002,
+    parser.add_argument("--pace", type=float, default=0.005,
                         help="seconds each publisher waits after a PubAck (0: flat out)")
     parser.add_argument("--dir", default=None, help="where the store directory goes")
     parser.add_argument("--quiet", action="store_true", help="no line per cycle")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
     print(f"soak: server={args.server} cycles={args.cycles} seed={seed}", flush=True)
+    # a SIGTERM ends the run through the finally below (the child server is stopped)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = tempfile.mkdtemp(prefix="jsstore-soak-", dir=args.dir)
     servers = Restartable(args.server, os.path.join(work, "store"))
     try:

@@ -10,16 +10,18 @@ failure names, so a run can be replayed:
     assert report.problems == [], report.describe()
 
 A cycle: the server runs; publishers send acked publishes (a few in flight each, some with
-a Nats-Msg-Id, some of them resending an id whose PubAck never came) to a few subjects of
-two file streams; one durable pull consumer per stream fetches and acks (plain acks, acks
+a Nats-Msg-Id, some resending an id already acked or one whose PubAck never came) to a few
+subjects of three file streams (one with a max_msgs limit that removes the oldest); one
+durable pull consumer per stream fetches and acks (plain acks, acks
 waited for with ack_sync, and some left unacked so they come again); a timer SIGKILLs the
 server at a moment drawn uniformly from a range, so kills land mid-publish, mid-fetch and
 mid-ack.  Then the server starts again on the same port and directory and the checker asks
 it what it kept:
 
 - every message whose PubAck arrived is there, at the sequence the PubAck named, with its
-  subject and content; the stream has no hole (nothing here deletes) and numbers on above
-  every acked sequence; a Msg-Id is stored at most once;
+  subject and content; the stream has no hole (only the limit removes, from the front) and
+  numbers on above every acked sequence; a Msg-Id is stored at most once, and an acked one
+  sent again is answered as a duplicate of its sequence;
 - each consumer's ack floor (consumer info ack_floor.stream_seq) never moves backwards from
   one restart to the next, is at least the contiguous run of messages acked with ack_sync,
   and never covers a message the client was never given (that message would be lost to
@@ -40,8 +42,10 @@ import time
 import nats
 from nats.errors import Error as NatsError
 
-STREAMS = {"SOAKA": ["soak.a.*"], "SOAKB": ["soak.b.*"]}
-SUBJECTS = ["soak.a.x", "soak.a.y", "soak.a.z", "soak.b.x", "soak.b.y"]
+# two streams that keep everything, one whose max_msgs limit removes the oldest
+STREAMS = {"SOAKA": ["soak.a.*"], "SOAKB": ["soak.b.*"], "SOAKC": ["soak.c.*"]}
+MAX_MSGS = {"SOAKC": 150}
+SUBJECTS = ["soak.a.x", "soak.a.y", "soak.a.z", "soak.b.x", "soak.b.y", "soak.c.x"]
 CONSUMER = "worker"
 ACK_WAIT = 1.0                  # seconds: what is left unacked comes again soon
 MSG_ID = "Nats-Msg-Id"
@@ -56,6 +60,7 @@ class Settings:
     publish_timeout: float = 1.0
     fetch_timeout: float = 0.3
     msg_id_share: float = 0.4    # of the publishes: with a Nats-Msg-Id
+    resend_share: float = 0.03   # of the publishes: an acked Msg-Id sent again
     ack_sync_share: float = 0.3  # of the deliveries: acked with ack_sync
     no_ack_share: float = 0.1    # of the deliveries: left unacked
     full_check_every: int = 1    # get every stored message back every n-th cycle
@@ -113,6 +118,10 @@ class Report:
                 + (f"\n... and {more} more" if more > 0 else ""))
 
 
+def _stream_of(subject: str) -> str:
+    return {"a": "SOAKA", "b": "SOAKB", "c": "SOAKC"}[subject.split(".")[1]]
+
+
 async def _quiet(*_args) -> None:
     """nats-py's callbacks, silent: the kills make its errors expected."""
 
@@ -147,7 +156,9 @@ class Soak:
         self.stored: dict[str, dict[int, Published]] = {s: {} for s in STREAMS}
         self.id_seq: dict[str, int] = {}                  # Msg-Id -> acked sequence
         self.unacked_ids: list[Published] = []            # sent with an id, no PubAck
+        self.acked_ids: list[Published] = []              # sent with an id, acked
         self.consumers = {s: ConsumerView(s) for s in STREAMS}
+        self.first_seq = {s: 1 for s in STREAMS}          # below it, removed by limits
         self.serial = 0
         self.cycle = 0
 
@@ -187,7 +198,7 @@ class Soak:
         js = nc.jetstream()
         for name, subjects in STREAMS.items():
             await js.add_stream(name=name, subjects=subjects, storage="file",
-                                duplicate_window=600.0)
+                                duplicate_window=600.0, max_msgs=MAX_MSGS.get(name, -1))
             await js.add_consumer(name, durable_name=CONSUMER, ack_policy="explicit",
                                   ack_wait=ACK_WAIT, max_ack_pending=-1)
         await nc.close()
@@ -198,9 +209,16 @@ class Soak:
         """A new message (or, now and then, one whose id was sent without a PubAck)."""
         if self.unacked_ids and self.rng.random() < 0.5:
             return self.unacked_ids.pop(self.rng.randrange(len(self.unacked_ids)))
+        if self.acked_ids and self.rng.random() < self.settings.resend_share:
+            # within the duplicate window, across restarts: it must answer as a duplicate
+            return self.rng.choice(self.acked_ids)
         self.serial += 1
         subject = self.rng.choice(SUBJECTS)
         msg_id = f"id-{self.serial}" if self.rng.random() < self.settings.msg_id_share else None
+        if _stream_of(subject) in MAX_MSGS:
+            # a restart rebuilds the Msg-Id window from the messages kept: an id whose
+            # message a limit removed is forgotten then (nats-server alike)
+            msg_id = None
         size = self.rng.randrange(0, 300)
         data = b"%s|%d|%d|" % (subject.encode(), self.cycle, self.serial) + bytes(
             self.rng.getrandbits(8) for _ in range(size))
@@ -209,7 +227,7 @@ class Soak:
         return published
 
     async def _publish_one(self, js, published: Published) -> None:
-        stream = "SOAKA" if published.subject.startswith("soak.a.") else "SOAKB"
+        stream = _stream_of(published.subject)
         headers = {MSG_ID: published.msg_id} if published.msg_id else None
         self.report.published += 1
         try:
@@ -238,6 +256,8 @@ class Soak:
             self.problem("LOSS", f"{stream} seq {ack.seq} acked twice: {have.data[:30]!r} "
                                  f"then {published.data[:30]!r}")
         if published.msg_id:
+            if published.msg_id not in self.id_seq:
+                self.acked_ids.append(published)
             self.id_seq[published.msg_id] = ack.seq
         self.stored[stream][ack.seq] = published
 
@@ -353,20 +373,24 @@ class Soak:
             top = max(stored, default=0)
             if state.last_seq < top:
                 self.problem("LOSS", f"{stream} last_seq {state.last_seq} below acked {top}")
-            expected_count = state.last_seq - state.first_seq + 1 if state.last_seq else 0
-            if state.first_seq > 1 or state.messages != expected_count or state.num_deleted:
-                self.problem("LOSS", f"{stream} has holes: first {state.first_seq} last "
+            limit = MAX_MSGS.get(stream)
+            first = state.last_seq - limit + 1 if limit and state.last_seq > limit else 1
+            expected_count = state.last_seq - first + 1 if state.last_seq else 0
+            if (state.first_seq != first or state.messages != expected_count
+                    or state.num_deleted):
+                self.problem("LOSS", f"{stream} holds first {state.first_seq} last "
                                      f"{state.last_seq} messages {state.messages} deleted "
-                                     f"{state.num_deleted}")
+                                     f"{state.num_deleted}: a hole (limits: {limit})")
+            self.first_seq[stream] = first
             if full:
-                seqs = range(1, state.last_seq + 1)
+                seqs = range(first, state.last_seq + 1)
             else:
                 recent = [s for s, p in stored.items()
                           if p.cycle > self.cycle - self.settings.recent_check]
                 older = [s for s, p in stored.items()
                          if p.cycle <= self.cycle - self.settings.recent_check]
-                seqs = sorted(set(recent) | set(self.rng.sample(
-                    older, min(self.settings.sample, len(older)))))
+                seqs = sorted(s for s in set(recent) | set(self.rng.sample(
+                    older, min(self.settings.sample, len(older)))) if s >= first)
             await self._check_messages(js, stream, seqs, full)
             await self._check_consumer(js, self.consumers[stream])
         await nc.close()
@@ -423,7 +447,9 @@ class Soak:
             # acks confirmed before the kill that the restarted server does not have: what
             # nats-server does too (the forgotten ones come again, counted on delivery)
             self.report.floors_behind_acks += 1
-        missing = [s for s in range(1, floor + 1) if s not in view.received]
+        # what a limit removed before it was delivered is skipped, not lost
+        missing = [s for s in range(self.first_seq[view.stream], floor + 1)
+                   if s not in view.received]
         if missing:
             self.problem("LOSS", f"{view.stream}/{CONSUMER} ack floor {floor} covers "
                                  f"{len(missing)} never delivered, first {missing[:5]}")
@@ -436,7 +462,8 @@ class Soak:
         js = nc.jetstream()
         for stream, view in self.consumers.items():
             sub = await js.pull_subscribe_bind(CONSUMER, stream)
-            last = (await js.stream_info(stream)).state.last_seq
+            state = (await js.stream_info(stream)).state
+            last = state.last_seq
             deadline = time.monotonic() + 30 + ACK_WAIT
             while time.monotonic() < deadline:
                 info = await js.consumer_info(stream, CONSUMER)
@@ -455,7 +482,7 @@ class Soak:
                 self.problem("LOSS", f"{stream}/{CONSUMER} not drained: ack floor "
                                      f"{info.ack_floor.stream_seq} of {last}, "
                                      f"{info.num_ack_pending} pending")
-            never = [s for s in range(1, last + 1) if s not in view.received]
+            never = [s for s in range(state.first_seq, last + 1) if s not in view.received]
             if never:
                 self.problem("LOSS", f"{stream}/{CONSUMER} never delivered {len(never)} "
                                      f"stored messages, first {never[:5]}")
