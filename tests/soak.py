@@ -45,6 +45,9 @@ from nats.errors import Error as NatsError
 # two streams that keep everything, one whose max_msgs limit removes the oldest
 STREAMS = {"SOAKA": ["soak.a.*"], "SOAKB": ["soak.b.*"], "SOAKC": ["soak.c.*"]}
 MAX_MSGS = {"SOAKC": 150}
+# a max_bytes this small makes both servers write SOAKC in 32 kB blocks (dynBlkSize): many
+# rollovers and removed blocks between kills; 150 messages never come near it
+MAX_BYTES = {"SOAKC": 100_000}
 SUBJECTS = ["soak.a.x", "soak.a.y", "soak.a.z", "soak.b.x", "soak.b.y", "soak.c.x"]
 CONSUMER = "worker"
 ACK_WAIT = 1.0                  # seconds: what is left unacked comes again soon
@@ -198,7 +201,8 @@ class Soak:
         js = nc.jetstream()
         for name, subjects in STREAMS.items():
             await js.add_stream(name=name, subjects=subjects, storage="file",
-                                duplicate_window=600.0, max_msgs=MAX_MSGS.get(name, -1))
+                                duplicate_window=600.0, max_msgs=MAX_MSGS.get(name, -1),
+                                max_bytes=MAX_BYTES.get(name, -1))
             await js.add_consumer(name, durable_name=CONSUMER, ack_policy="explicit",
                                   ack_wait=ACK_WAIT, max_ack_pending=-1)
         await nc.close()
@@ -392,7 +396,7 @@ class Soak:
                 seqs = sorted(s for s in set(recent) | set(self.rng.sample(
                     older, min(self.settings.sample, len(older)))) if s >= first)
             await self._check_messages(js, stream, seqs, full)
-            await self._check_consumer(js, self.consumers[stream])
+            await self._check_consumer(js, self.consumers[stream], state.last_seq)
         await nc.close()
 
     async def _check_messages(self, js, stream: str, seqs, full: bool) -> None:
@@ -437,9 +441,17 @@ class Soak:
             if seq not in stored:
                 stored[seq] = expected  # kept without a PubAck: it must stay now
 
-    async def _check_consumer(self, js, view: ConsumerView) -> None:
+    async def _check_consumer(self, js, view: ConsumerView, last_seq: int) -> None:
         info = await js.consumer_info(view.stream, CONSUMER)
         floor = info.ack_floor.stream_seq
+        delivered = info.delivered.stream_seq
+        # what it recovered holds together: the floor is not above what was delivered, and
+        # what waits is every stored message above the delivered one
+        waiting = last_seq - max(delivered, self.first_seq[view.stream] - 1)
+        if floor > delivered or info.num_pending != waiting or delivered > last_seq:
+            self.problem("CONSUMER", f"{view.stream}/{CONSUMER} ack floor {floor} delivered "
+                                     f"{delivered} num_pending {info.num_pending} (stream "
+                                     f"last {last_seq}: {waiting} wait)")
         if floor < view.floor:
             self.problem("FLOOR", f"{view.stream}/{CONSUMER} ack floor {floor} after the "
                                   f"restart, {view.floor} after the one before")
