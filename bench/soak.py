@@ -4,7 +4,9 @@ time on the same port and store directory, and checked after every restart (test
 has the schedule and the checks; tests/test_server_soak.py runs ten cycles of it).
 
     python bench/soak.py [--cycles 100] [--seed S] [--server jsstore|nats-server]
-                         [--full-every N] [--pace SECONDS] [--dir DIR] [--quiet]
+                         [--full-every N] [--pace SECONDS]
+                         [--kill-after FROM TO] [--server-args ARGS] [--dir DIR]
+                         [--quiet]
 
 Prints one report line (cycles, messages published and acked, messages checked, losses,
 redeliveries, ack floor regressions, the seed) and exits 1 if anything was lost or moved
@@ -42,6 +44,12 @@ def main(argv=None) -> int:
                              "the last); otherwise the recent ones and a sample")
     parser.add_argument("--pace", type=float, default=0.005,
                         help="seconds each publisher waits after a PubAck (0: flat out)")
+    parser.add_argument("--kill-after", type=float, nargs=2, default=(0.3, 1.5),
+                        metavar=("FROM", "TO"),
+                        help="the kill comes this many seconds into a cycle's traffic, "
+                             "drawn uniformly")
+    parser.add_argument("--server-args", default="",
+                        help="more of the server's command line, e.g. '--sync_interval always'")
     parser.add_argument("--dir", default=None, help="where the store directory goes")
     parser.add_argument("--quiet", action="store_true", help="no line per cycle")
     args = parser.parse_args(argv)
@@ -50,9 +58,10 @@ def main(argv=None) -> int:
     # a SIGTERM ends the run through the finally below (the child server is stopped)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = tempfile.mkdtemp(prefix="jsstore-soak-", dir=args.dir)
-    servers = Restartable(args.server, os.path.join(work, "store"))
+    servers = Restartable(args.server, os.path.join(work, "store"), args.server_args.split())
     try:
-        soak = Soak(servers, seed, Settings(pace=args.pace, full_check_every=args.full_every),
+        soak = Soak(servers, seed, Settings(pace=args.pace, full_check_every=args.full_every,
+                                             kill_after=tuple(args.kill_after)),
                     log=None if args.quiet else (lambda line: print(line, flush=True)))
         report = soak.run(args.cycles)
     finally:

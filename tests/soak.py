@@ -396,6 +396,8 @@ class Soak:
                 seqs = sorted(s for s in set(recent) | set(self.rng.sample(
                     older, min(self.settings.sample, len(older)))) if s >= first)
             await self._check_messages(js, stream, seqs, full)
+            if full:
+                await self._check_subjects(js, stream, first, state.last_seq)
             await self._check_consumer(js, self.consumers[stream], state.last_seq)
         await nc.close()
 
@@ -440,6 +442,26 @@ class Soak:
                     self.id_seq[msg_id] = seq
             if seq not in stored:
                 stored[seq] = expected  # kept without a PubAck: it must stay now
+
+    async def _check_subjects(self, js, stream: str, first: int, last: int) -> None:
+        """The per-subject state a restart rebuilt: counts and last messages (after a
+        full check every sequence from first to last is known)."""
+        stored = self.stored[stream]
+        counts: dict[str, int] = {}
+        lasts: dict[str, int] = {}
+        for seq in range(first, last + 1):
+            subject = stored[seq].subject
+            counts[subject] = counts.get(subject, 0) + 1
+            lasts[subject] = seq
+        info = await js.stream_info(stream, subjects_filter=">")
+        if (info.state.subjects or {}) != counts:
+            self.problem("SUBJECTS", f"{stream} subjects {info.state.subjects}, stored "
+                                     f"{counts}")
+        for subject, seq in lasts.items():
+            msg = await js.get_last_msg(stream, subject)
+            if msg.seq != seq or msg.data != stored[seq].data:
+                self.problem("SUBJECTS", f"{stream} last of {subject} is {msg.seq}, "
+                                         f"stored {seq}")
 
     async def _check_consumer(self, js, view: ConsumerView, last_seq: int) -> None:
         info = await js.consumer_info(view.stream, CONSUMER)
