@@ -2,8 +2,9 @@
 is SIGKILLed at random moments and started again on the same port and store directory.
 
 One module for the test (tests/test_server_soak.py, a few cycles) and the bench script
-(bench/soak.py, a hundred).  Everything random comes from one seed, which every report and
-failure names, so a run can be replayed:
+(bench/soak.py, a hundred).  Everything random (the traffic's choices, the kill moments)
+comes from one seed, which every report and failure names, so a run's schedule can be
+replayed; where a kill lands among the in-flight requests still depends on timing:
 
     soak = Soak(Restartable("jsstore", store_dir), seed=1234)
     report = soak.run(cycles=10)
@@ -11,25 +12,30 @@ failure names, so a run can be replayed:
 
 A cycle: the server runs; publishers send acked publishes (a few in flight each, some with
 a Nats-Msg-Id, some resending an id already acked or one whose PubAck never came) to a few
-subjects of three file streams (one with a max_msgs limit that removes the oldest); one
-durable pull consumer per stream fetches and acks (plain acks, acks
-waited for with ack_sync, and some left unacked so they come again); a timer SIGKILLs the
-server at a moment drawn uniformly from a range, so kills land mid-publish, mid-fetch and
-mid-ack.  Then the server starts again on the same port and directory and the checker asks
-it what it kept:
+subjects of four file streams (one with a max_msgs limit that removes the oldest, one a
+work queue, whose acks remove messages); one durable pull consumer per stream fetches and
+acks (plain acks, acks waited for with ack_sync, and some left unacked so they come again);
+a timer SIGKILLs the server at a moment drawn uniformly from a range, so kills land
+mid-publish, mid-fetch and mid-ack.  Then the server starts again on the same port and
+directory and the checker asks it what it kept:
 
 - every message whose PubAck arrived is there, at the sequence the PubAck named, with its
-  subject and content; the stream has no hole (only the limit removes, from the front) and
-  numbers on above every acked sequence; a Msg-Id is stored at most once, and an acked one
-  sent again is answered as a duplicate of its sequence;
+  subject and content, or (in the work queue) was acked by the consumer; the other streams
+  have no hole (only the limit removes, from the front) and number on above every acked
+  sequence; their per-subject counts and last messages are what was stored; a Msg-Id is
+  stored at most once, and an acked one sent again is answered as a duplicate of its
+  sequence;
 - each consumer's ack floor (consumer info ack_floor.stream_seq) never moves backwards from
-  one restart to the next, is at least the contiguous run of messages acked with ack_sync,
-  and never covers a message the client was never given (that message would be lost to
-  the consumer);
-- a message acked with ack_sync is never delivered again; other messages may come again
-  (at-least-once), and are counted as redeliveries;
+  one restart to the next and never covers a message the client was never given (that
+  message would be lost to the consumer); its delivered sequence and num_pending agree
+  with the stream;
+- a message acked with ack_sync is not delivered again by the same server process; one
+  whose ack a kill came too soon after may come again from the next (at-least-once: both
+  servers write consumer state behind the ack), counted as acks_forgotten, as a floor
+  below the ack_sync'ed run is counted as floors_behind_acks; other redeliveries are
+  counted too;
 - at the end the consumers are drained: what they were given over all cycles covers every
-  stored message.
+  stored message (and the work queue is empty).
 """
 
 from __future__ import annotations
@@ -42,13 +48,17 @@ import time
 import nats
 from nats.errors import Error as NatsError
 
-# two streams that keep everything, one whose max_msgs limit removes the oldest
-STREAMS = {"SOAKA": ["soak.a.*"], "SOAKB": ["soak.b.*"], "SOAKC": ["soak.c.*"]}
+# two streams that keep everything, one whose max_msgs limit removes the oldest, and a
+# work queue, where a consumer's ack removes the message
+STREAMS = {"SOAKA": ["soak.a.*"], "SOAKB": ["soak.b.*"], "SOAKC": ["soak.c.*"],
+           "SOAKW": ["soak.w.*"]}
+WORKQUEUE = {"SOAKW"}
 MAX_MSGS = {"SOAKC": 150}
 # a max_bytes this small makes both servers write SOAKC in 32 kB blocks (dynBlkSize): many
 # rollovers and removed blocks between kills; 150 messages never come near it
 MAX_BYTES = {"SOAKC": 100_000}
-SUBJECTS = ["soak.a.x", "soak.a.y", "soak.a.z", "soak.b.x", "soak.b.y", "soak.c.x"]
+SUBJECTS = ["soak.a.x", "soak.a.y", "soak.a.z", "soak.b.x", "soak.b.y", "soak.c.x",
+            "soak.w.x", "soak.w.y"]
 CONSUMER = "worker"
 ACK_WAIT = 1.0                  # seconds: what is left unacked comes again soon
 MSG_ID = "Nats-Msg-Id"
@@ -122,7 +132,7 @@ class Report:
 
 
 def _stream_of(subject: str) -> str:
-    return {"a": "SOAKA", "b": "SOAKB", "c": "SOAKC"}[subject.split(".")[1]]
+    return {"a": "SOAKA", "b": "SOAKB", "c": "SOAKC", "w": "SOAKW"}[subject.split(".")[1]]
 
 
 async def _quiet(*_args) -> None:
@@ -136,6 +146,7 @@ class ConsumerView:
         self.stream = stream
         self.received: set[int] = set()     # stream sequences ever given to the client
         self.synced: dict[int, int] = {}    # acked with ack_sync (confirmed) -> the cycle
+        self.acked: set[int] = set()        # acked at all (an ack sent, maybe not applied)
         self.floor = 0                      # the highest ack floor seen after a restart
 
     def synced_floor(self) -> int:
@@ -202,7 +213,8 @@ class Soak:
         for name, subjects in STREAMS.items():
             await js.add_stream(name=name, subjects=subjects, storage="file",
                                 duplicate_window=600.0, max_msgs=MAX_MSGS.get(name, -1),
-                                max_bytes=MAX_BYTES.get(name, -1))
+                                max_bytes=MAX_BYTES.get(name, -1),
+                                retention="workqueue" if name in WORKQUEUE else "limits")
             await js.add_consumer(name, durable_name=CONSUMER, ack_policy="explicit",
                                   ack_wait=ACK_WAIT, max_ack_pending=-1)
         await nc.close()
@@ -219,9 +231,9 @@ class Soak:
         self.serial += 1
         subject = self.rng.choice(SUBJECTS)
         msg_id = f"id-{self.serial}" if self.rng.random() < self.settings.msg_id_share else None
-        if _stream_of(subject) in MAX_MSGS:
+        if _stream_of(subject) in MAX_MSGS or _stream_of(subject) in WORKQUEUE:
             # a restart rebuilds the Msg-Id window from the messages kept: an id whose
-            # message a limit removed is forgotten then (nats-server alike)
+            # message a limit or an ack removed is forgotten then (nats-server alike)
             msg_id = None
         size = self.rng.randrange(0, 300)
         data = b"%s|%d|%d|" % (subject.encode(), self.cycle, self.serial) + bytes(
@@ -329,6 +341,7 @@ class Soak:
                 if roll < self.settings.no_ack_share:
                     continue
                 self.report.consumer_acks += 1
+                view.acked.add(msg.metadata.sequence.stream)
                 if roll < self.settings.no_ack_share + self.settings.ack_sync_share:
                     try:
                         await msg.ack_sync(timeout=self.settings.publish_timeout)
@@ -380,14 +393,23 @@ class Soak:
             limit = MAX_MSGS.get(stream)
             first = state.last_seq - limit + 1 if limit and state.last_seq > limit else 1
             expected_count = state.last_seq - first + 1 if state.last_seq else 0
-            if (state.first_seq != first or state.messages != expected_count
+            if stream in WORKQUEUE:
+                # acks remove messages anywhere: what is gone must have been acked
+                first = 1
+                gone = [s for s in range(1, min(state.first_seq, state.last_seq + 1))
+                        if s not in self.consumers[stream].acked]
+                if gone:
+                    self.problem("LOSS", f"{stream} first_seq {state.first_seq}: removed "
+                                         f"{len(gone)} never acked, first {gone[:5]}")
+            elif (state.first_seq != first or state.messages != expected_count
                     or state.num_deleted):
                 self.problem("LOSS", f"{stream} holds first {state.first_seq} last "
                                      f"{state.last_seq} messages {state.messages} deleted "
                                      f"{state.num_deleted}: a hole (limits: {limit})")
             self.first_seq[stream] = first
             if full:
-                seqs = range(first, state.last_seq + 1)
+                seqs = range(max(first, state.first_seq if stream in WORKQUEUE else first),
+                             state.last_seq + 1)
             else:
                 recent = [s for s, p in stored.items()
                           if p.cycle > self.cycle - self.settings.recent_check]
@@ -396,7 +418,7 @@ class Soak:
                 seqs = sorted(s for s in set(recent) | set(self.rng.sample(
                     older, min(self.settings.sample, len(older)))) if s >= first)
             await self._check_messages(js, stream, seqs, full)
-            if full:
+            if full and stream not in WORKQUEUE:
                 await self._check_subjects(js, stream, first, state.last_seq)
             await self._check_consumer(js, self.consumers[stream], state.last_seq)
         await nc.close()
@@ -408,6 +430,8 @@ class Soak:
             try:
                 msg = await js.get_msg(stream, seq)
             except NatsError as error:
+                if stream in WORKQUEUE and seq in self.consumers[stream].acked:
+                    continue                    # an ack removed it
                 if seq in stored:
                     self.problem("LOSS", f"{stream} seq {seq} acked, now: {error}")
                 else:
@@ -470,6 +494,8 @@ class Soak:
         # what it recovered holds together: the floor is not above what was delivered, and
         # what waits is every stored message above the delivered one
         waiting = last_seq - max(delivered, self.first_seq[view.stream] - 1)
+        if view.stream in WORKQUEUE:
+            waiting = info.num_pending          # what acks removed is not counted here
         if floor > delivered or info.num_pending != waiting or delivered > last_seq:
             self.problem("CONSUMER", f"{view.stream}/{CONSUMER} ack floor {floor} delivered "
                                      f"{delivered} num_pending {info.num_pending} (stream "
@@ -501,7 +527,10 @@ class Soak:
             deadline = time.monotonic() + 30 + ACK_WAIT
             while time.monotonic() < deadline:
                 info = await js.consumer_info(stream, CONSUMER)
-                if info.ack_floor.stream_seq >= last and info.num_pending == 0:
+                # done when nothing waits and nothing is pending (the ack floor need not
+                # reach the last sequence: nats-server leaves it below messages a work
+                # queue removed on acks its consumer state forgot in a kill)
+                if info.num_pending == 0 and info.num_ack_pending == 0:
                     break
                 try:
                     msgs = await sub.fetch(100, timeout=ACK_WAIT + 0.5)
@@ -509,14 +538,24 @@ class Soak:
                     continue
                 for msg in msgs:
                     self._delivered(view, msg)
+                    view.acked.add(msg.metadata.sequence.stream)
                     await msg.ack_sync()
                     view.synced[msg.metadata.sequence.stream] = self.cycle
             info = await js.consumer_info(stream, CONSUMER)
-            if info.ack_floor.stream_seq < last or info.num_ack_pending:
+            if info.num_pending or info.num_ack_pending:
                 self.problem("LOSS", f"{stream}/{CONSUMER} not drained: ack floor "
                                      f"{info.ack_floor.stream_seq} of {last}, "
+                                     f"{info.num_pending} waiting, "
                                      f"{info.num_ack_pending} pending")
-            never = [s for s in range(state.first_seq, last + 1) if s not in view.received]
+            if stream in WORKQUEUE:
+                never = sorted(s for s in self.stored[stream] if s not in view.received)
+                state = (await js.stream_info(stream)).state
+                if state.messages:
+                    self.problem("LOSS", f"{stream} keeps {state.messages} messages after "
+                                         f"every one was acked")
+            else:
+                never = [s for s in range(state.first_seq, last + 1)
+                         if s not in view.received]
             if never:
                 self.problem("LOSS", f"{stream}/{CONSUMER} never delivered {len(never)} "
                                      f"stored messages, first {never[:5]}")
