@@ -189,6 +189,7 @@ class Soak:
             full = self.cycle % self.settings.full_check_every == 0 or self.cycle == cycles
             asyncio.run(self._verify(full))
             self.report.cycles += 1
+            self.report.seconds = time.monotonic() - started
             if self.log:
                 self.log(f"cycle {self.cycle}: {self.report.line()}")
         self.cycle += 1                     # the drain talks to the last server started
