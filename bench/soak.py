@@ -4,7 +4,7 @@ time on the same port and store directory, and checked after every restart (test
 has the schedule and the checks; tests/test_server_soak.py runs ten cycles of it).
 
     python bench/soak.py [--cycles 100] [--seed S] [--server jsstore|nats-server]
-                         [--full-every N] [--pace SECONDS]
+                         [--full-every N] [--pace SECONDS] [--max-payload BYTES]
                          [--kill-after FROM TO] [--server-args ARGS] [--dir DIR]
                          [--quiet]
 
@@ -48,6 +48,8 @@ def main(argv=None) -> int:
                         metavar=("FROM", "TO"),
                         help="the kill comes this many seconds into a cycle's traffic, "
                              "drawn uniformly")
+    parser.add_argument("--max-payload", type=int, default=300,
+                        help="payloads carry up to this many random bytes after their id")
     parser.add_argument("--server-args", default="",
                         help="more of the server's command line, e.g. '--sync_interval always'")
     parser.add_argument("--dir", default=None, help="where the store directory goes")
@@ -61,7 +63,8 @@ def main(argv=None) -> int:
     servers = Restartable(args.server, os.path.join(work, "store"), args.server_args.split())
     try:
         soak = Soak(servers, seed, Settings(pace=args.pace, full_check_every=args.full_every,
-                                             kill_after=tuple(args.kill_after)),
+                                             kill_after=tuple(args.kill_after),
+                                             max_payload=args.max_payload),
                     log=None if args.quiet else (lambda line: print(line, flush=True)))
         report = soak.run(args.cycles)
     finally:

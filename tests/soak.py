@@ -69,6 +69,7 @@ class Settings:
     publishers: int = 3
     in_flight: int = 4           # publishes awaited at once, per publisher
     pace: float = 0.0            # seconds each publisher waits after a PubAck
+    max_payload: int = 300       # random bytes after a payload's id (up to)
     kill_after: tuple[float, float] = (0.3, 1.5)   # seconds into the cycle's traffic
     publish_timeout: float = 1.0
     fetch_timeout: float = 0.3
@@ -236,9 +237,11 @@ class Soak:
             # a restart rebuilds the Msg-Id window from the messages kept: an id whose
             # message a limit or an ack removed is forgotten then (nats-server alike)
             msg_id = None
-        size = self.rng.randrange(0, 300)
+        # SOAKC's messages stay small: its max_bytes must never be what removes them
+        top = 300 if _stream_of(subject) in MAX_BYTES else self.settings.max_payload
+        size = self.rng.randrange(0, top)
         data = b"%s|%d|%d|" % (subject.encode(), self.cycle, self.serial) + bytes(
-            self.rng.getrandbits(8) for _ in range(size))
+            self.rng.getrandbits(8) for _ in range(min(size, 64))) * (size // 64 + 1)
         published = Published(subject, data, msg_id, self.cycle)
         self.attempted[data] = published
         return published
