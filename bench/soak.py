@@ -60,15 +60,18 @@ def main(argv=None) -> int:
     # a SIGTERM ends the run through the finally below (the child server is stopped)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = tempfile.mkdtemp(prefix="jsstore-soak-", dir=args.dir)
-    servers = Restartable(args.server, os.path.join(work, "store"), args.server_args.split())
+    servers = None
     try:
+        servers = Restartable(args.server, os.path.join(work, "store"),
+                              args.server_args.split())
         soak = Soak(servers, seed, Settings(pace=args.pace, full_check_every=args.full_every,
                                              kill_after=tuple(args.kill_after),
                                              max_payload=args.max_payload),
                     log=None if args.quiet else (lambda line: print(line, flush=True)))
         report = soak.run(args.cycles)
     finally:
-        servers.stop()
+        if servers is not None:
+            servers.stop()
         shutil.rmtree(work, ignore_errors=True)
     print(report.line(), flush=True)
     if report.problems:
