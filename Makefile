@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 
-.PHONY: all deps build test bench bench-durable bench-spark bench-load clean fuzz serve java
+.PHONY: all deps build test bench bench-durable bench-spark bench-load clean fuzz serve java soak
 
 all: build
 
@@ -44,6 +44,10 @@ fuzz: build
 
 bench-durable: build
 	$(PY) bench/durable.py
+
+# the server soak: 100 SIGKILL-and-restart cycles of jsstore serve under nats-py traffic
+soak: build
+	$(PY) bench/soak.py --cycles 100 --quiet
 
 bench-spark: build
 	$(PY) bench/spark.py

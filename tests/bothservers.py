@@ -30,17 +30,18 @@ class Restartable:
     """A server of one kind on one store directory that can crash (SIGKILL) and start
     again on the same port and directory: `server` is the one running now."""
 
-    def __init__(self, kind: str, store_dir):
+    def __init__(self, kind: str, store_dir, extra_args=()):
         self.kind = kind
         self.store_dir = store_dir
+        self.extra_args = tuple(extra_args)     # on the command line of every start
         self.logs: list[str] = []
         self.server = self._start(None)
 
     def _start(self, port):
         if self.kind == "jsstore":
-            server = start_jsstore_server(self.store_dir, port=port)
+            server = start_jsstore_server(self.store_dir, self.extra_args, port=port)
         else:
-            server = start_nats_server(self.store_dir, port=port)
+            server = start_nats_server(self.store_dir, self.extra_args, port=port)
         self.logs.append(server.log_path)
         return server
 
