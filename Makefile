@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 
-.PHONY: all deps build test bench bench-spark clean fuzz serve java
+.PHONY: all deps build test bench bench-spark clean fuzz fuzz-all fuzz-replay test-asan serve java
 
 all: build
 
@@ -39,8 +39,27 @@ bench: build
 	$(PY) bench/consumers.py
 	$(PY) bench/server.py
 
+# one atheris harness: make fuzz TARGET=<name> SECONDS=<n> (fuzz/targets.py lists them);
+# FUZZ_ARGS adds libFuzzer flags (e.g. -runs=1000000)
+FUZZ_TARGETS := block_records block_file filestore_open index_db odat_decode seqset_decode \
+	protocol_parse api_request header_block server_config ack_payload pull_request \
+	consumer_create consumer_session
+FUZZ_SECONDS ?= 60
+SECONDS ?= $(FUZZ_SECONDS)
 fuzz: build
-	$(PY) -m pytest -q tests -k fuzz
+	@test -n "$(TARGET)" || { echo "usage: make fuzz TARGET=<name> SECONDS=<n>; targets: $(FUZZ_TARGETS)"; exit 1; }
+	$(PY) -m pip install -q -r fuzz/requirements.txt
+	$(PY) fuzz/run.py $(TARGET) -max_total_time=$(SECONDS) $(FUZZ_ARGS)
+
+# every harness for FUZZ_SECONDS each, one after the other (one core)
+fuzz-all: build
+	$(PY) -m pip install -q -r fuzz/requirements.txt
+	@for t in $(FUZZ_TARGETS); do echo "== $$t"; \
+		$(PY) fuzz/run.py $$t -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS) || exit 1; done
+
+# the saved fuzz inputs replayed (the test suite does this too)
+fuzz-replay: build
+	$(PY) -m pytest -q tests/test_fuzz_corpus.py
 
 bench-spark: build
 	$(PY) bench/spark.py

@@ -185,21 +185,157 @@ def consumer_session(data: bytes) -> None:
     js.close()
 
 
-def protocol_parse(data: bytes) -> None:
-    """Client protocol bytes, fed whole and in pieces: the same operations and the same
-    error either way, every operation well formed."""
+def _parse_pieces(pieces) -> tuple[list, object]:
     from jsstore._core import protocol
-    whole = protocol.Parser()
-    expected = whole.feed(data)
-    split = protocol.Parser()
-    got = []
+    parser = protocol.Parser()
+    ops = []
+    for piece in pieces:
+        ops += parser.feed(piece)
+    return ops, parser.error
+
+
+def protocol_parse(data: bytes) -> None:
+    """Client protocol bytes, fed whole and split: at one point the bytes choose, in
+    pieces of a length they choose, and one byte at a time: the same operations and the
+    same error every way, every operation well formed."""
+    from jsstore._core import protocol
+    expected = _parse_pieces([data])
+    cut = int.from_bytes(data[-2:], "little") % (len(data) + 1) if data else 0
     step = 1 + (data[0] % 7 if data else 0)
-    for at in range(0, len(data), step):
-        got += split.feed(data[at:at + step])
-    assert got == expected and split.error == whole.error
-    for op in expected:
+    for pieces in ([data[:cut], data[cut:]],
+                   [data[at:at + step] for at in range(0, len(data), step)],
+                   [data[at:at + 1] for at in range(len(data))] if len(data) <= 512 else []):
+        if pieces:
+            assert _parse_pieces(pieces) == expected, pieces
+    for op in expected[0]:
         if op[0] == protocol.PUB:
             assert isinstance(op[1], str) and isinstance(op[4], bytes)
+
+
+def protocol_splits(data: bytes) -> None:
+    """protocol_parse, and the bytes split in two at every point (the replay test's check
+    for the saved inputs; quadratic, so not what the fuzzer runs)."""
+    protocol_parse(data)
+    expected = _parse_pieces([data])
+    for cut in range(len(data) + 1):
+        assert _parse_pieces([data[:cut], data[cut:]]) == expected, cut
+
+
+def header_block(data: bytes) -> None:
+    """A header block: parsed (or refused with HeaderError), written back and parsed again
+    to the same block; the quick lookup finds what the parse found first for every key."""
+    from jsstore.wire import headers
+    try:
+        block = headers.parse(data)
+    except headers.HeaderError:
+        return
+    except ValueError as exc:       # only HeaderError is documented
+        raise AssertionError(f"{type(exc).__name__}: {exc}") from exc
+    again = headers.parse(block.encode())
+    assert again == block, (again, block)
+    for key in block.keys():
+        value = headers.get(data, key)
+        assert value is not None and value.decode("utf-8", "surrogateescape") == block.get(key), key
+    decoded = headers.decode_headers(data)
+    if data:
+        assert decoded == {key: block.get(key) for key in block.keys()}
+
+
+_CONFIG_FILES = {
+    "other.conf": "port: 4333\nauthorization { token: t }\n",
+    "self.conf": 'include "self.conf"\n',
+}
+
+
+def _config_open(path, *args, **kwargs):
+    """The configuration parser's file system: includes come from _CONFIG_FILES."""
+    import io
+    text = _CONFIG_FILES.get(os.path.basename(path))
+    if text is None:
+        raise FileNotFoundError(2, "No such file or directory", path)
+    return io.StringIO(text)
+
+
+def server_config(data: bytes) -> None:
+    """A configuration file (bytes as UTF-8, undecodable bytes replaced): parsed and read
+    as server options, or refused with ConfigError (OSError for an include it cannot
+    open, as `jsstore serve -c` reports it)."""
+    from jsstore.server import config
+    config.open = _config_open
+    text = data.decode("utf-8", "replace")
+    try:
+        parsed = config.parse(text, os.path.join("fuzzconf", "main.conf"))
+        assert isinstance(parsed, dict)
+        options = config.server_options(parsed)
+        assert isinstance(options, dict)
+    except (config.ConfigError, OSError):
+        pass
+    except ValueError as exc:       # only ConfigError is documented
+        raise AssertionError(f"{type(exc).__name__}: {exc}") from exc
+
+
+# the wire API: the first byte picks the subject's start, the rest up to a NUL is appended
+# to it (the tokens), then the header block up to the next NUL, then the body
+_API_SUBJECTS = (
+    "", "$JS.API.INFO", "$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.",
+    "$JS.API.STREAM.INFO.", "$JS.API.STREAM.DELETE.", "$JS.API.STREAM.PURGE.",
+    "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.MSG.GET.",
+    "$JS.API.STREAM.MSG.DELETE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE.",
+    "$JS.API.CONSUMER.INFO.", "$JS.API.CONSUMER.DELETE.", "$JS.API.CONSUMER.NAMES.",
+    "$JS.API.CONSUMER.LIST.", "$JS.API.CONSUMER.MSG.NEXT.", "$JS.API.CONSUMER.PAUSE.",
+    "$JS.API.CONSUMER.RESET.", "$JS.API.CONSUMER.UNPIN.", "$JS.API.DIRECT.GET.",
+    "$JS.API.DIRECT.GET", "$JS.API.STREAM.SNAPSHOT.", "$JS.API.STREAM.RESTORE.",
+    "$JS.API.ACCOUNT.PURGE.", "$JS.API.STREAM.PEER.REMOVE.", "$JS.API.STREAM.LEADER.STEPDOWN.",
+    "$JS.API.META.LEADER.STEPDOWN", "$JS.ACK.S.C.", "$JS.FC.", "$JS.SNAPSHOT.", "s.",
+    "$JS.API.", "$JS.API.STREAM.", "$JS.API.CONSUMER.",
+)
+_NO_JSON = ("$JS.API.DIRECT.GET", "$JS.API.CONSUMER.MSG.NEXT.", "$JS.SNAPSHOT.", "$JS.ACK.",
+            "$JS.FC.")
+
+
+def _api_js():
+    from jsstore.jetstream import account as jetstream
+    js = jetstream.open(clock=lambda: 1_800_000_000_000_000_000, timers=False)
+    js.add_stream(name="S", subjects=["s.>"], allow_direct=True)
+    js.publish("s.1", b"one")
+    js.publish("s.2", b"two", headers={"H": "v"})
+    js.add_consumer("S", durable_name="C", ack_policy="explicit")
+    return js
+
+
+def api_request(data: bytes) -> None:
+    """A request into a live JetStream (a stream S on s.> with two messages and a durable
+    consumer C): an arbitrary subject, header block and body. Every $JS.API answer is a
+    JSON object with a type (direct gets and pull requests answer with messages or a
+    status header instead), a publish answers a PubAck or its error; nothing else is
+    raised. A second request shows the JetStream still answers."""
+    import json
+    from jsstore.wire import headers
+    from jsstore.wire.apierrors import ApiError
+    head = _API_SUBJECTS[data[0] % len(_API_SUBJECTS)] if data else ""
+    subject, _, rest = data[1:].partition(b"\0")
+    hdr, _, body = rest.partition(b"\0")
+    subject = head + subject.decode("utf-8", "surrogateescape")
+    js = _api_js()
+    try:
+        try:
+            answers = js.request_msgs(subject, body, hdr or None)
+        except ApiError:
+            return      # the documented refusal of an unusable subject
+        for msg in answers:
+            if subject.startswith(_NO_JSON):
+                assert msg.hdr is None or headers.parse(msg.hdr) is not None
+                continue
+            answer = json.loads(msg.data)
+            assert isinstance(answer, dict), answer
+            if subject.startswith("$JS.API."):
+                assert isinstance(answer.get("type"), str), answer
+            else:
+                assert "error" in answer or "seq" in answer, answer
+        info = json.loads(js.request("$JS.API.STREAM.INFO.S"))
+        assert info["type"] == "io.nats.jetstream.api.v1.stream_info_response"
+    finally:
+        js.close()
 
 
 TARGETS = {
@@ -214,4 +350,11 @@ TARGETS = {
     "consumer_create": consumer_create,
     "consumer_session": consumer_session,
     "protocol_parse": protocol_parse,
+    "header_block": header_block,
+    "server_config": server_config,
+    "api_request": api_request,
 }
+
+# what the replay test runs over a target's saved inputs, where it checks more than the
+# fuzzer can afford per execution
+REPLAY = dict(TARGETS, protocol_parse=protocol_splits)
