@@ -61,6 +61,24 @@ fuzz-all: build
 fuzz-replay: build
 	$(PY) -m pytest -q tests/test_fuzz_corpus.py
 
+# the extensions built with AddressSanitizer and UndefinedBehaviorSanitizer in a copy of
+# the tree (build/asan), and the core tests run against it; Python itself is not
+# instrumented, so the ASan runtime is preloaded and leak checking is off
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
+ASAN_TESTS ?= tests/test_store_contract.py tests/test_store_model.py tests/test_seqset.py \
+	tests/test_compress.py tests/test_hashing.py tests/test_subjects.py tests/test_protocol.py \
+	tests/test_corruption.py tests/test_ackstate.py tests/test_consumerstore.py \
+	tests/test_statefile.py tests/test_fuzz_corpus.py
+test-asan: deps
+	rm -rf build/asan && mkdir -p build/asan
+	cp -r setup.py pyproject.toml README.md csrc build/asan/ && cp -r src build/asan/src
+	rm -f build/asan/src/jsstore/_core/*.so build/asan/src/jsstore/_core/*.c
+	cd build/asan && JSSTORE_EXTRA_CFLAGS="$(SANITIZE)" JSSTORE_EXTRA_LDFLAGS="$(SANITIZE)" \
+		../../$(PY) setup.py -q build_ext --inplace -j 2
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		$(PY) -m pytest -q -p no:cacheprovider -o pythonpath=build/asan/src $(ASAN_TESTS)
+
 bench-spark: build
 	$(PY) bench/spark.py
 

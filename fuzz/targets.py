@@ -1,5 +1,6 @@
 """Fuzz targets: each takes arbitrary bytes and must either succeed or raise a jsstore
 error (or ValueError for malformed arguments) -- never crash, hang or raise anything else.
+Everything they reach is imported here, at the top, so that atheris instruments it.
 
 The atheris harness (fuzz/run.py) drives them with coverage feedback; the test suite
 replays the seed corpora in fuzz/corpus/<target>/ through the same functions.
@@ -7,10 +8,23 @@ replays the seed corpora in fuzz/corpus/<target>/ through the same functions.
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import tempfile
 
-from jsstore._core import seqcodec
+import jsstore
+from jsstore import StreamConfig
+from jsstore._core import protocol, seqcodec
+from jsstore._core.ackstate import AckState, decode
+from jsstore.consumer import pullrequests
+from jsstore.consumer.config import ConsumerConfig
+from jsstore.jetstream import account as jetstream
+from jsstore.server import config
+from jsstore.store.indexdb import decode_index
+from jsstore.wire import ackreply as acks
+from jsstore.wire import headers
+from jsstore.wire.apierrors import ApiError
 from jsstore._core.block import MsgBlock
 from jsstore._core.compress import decompress_block, s2_decode_stream
 from jsstore._core.hashing import block_hash_key
@@ -39,7 +53,6 @@ def seqset_decode(data: bytes) -> None:
 
 
 def index_db(data: bytes) -> None:
-    from jsstore.store.indexdb import decode_index
     try:
         decode_index("FUZZ", data)
     except EXPECTED:
@@ -59,8 +72,6 @@ def block_file(data: bytes) -> None:
 
 def filestore_open(data: bytes) -> None:
     """A whole FileStore recovery over a block file with these bytes."""
-    import jsstore
-    from jsstore import StreamConfig
     with tempfile.TemporaryDirectory() as d:
         os.makedirs(os.path.join(d, "msgs"))
         with open(os.path.join(d, "msgs", "1.blk"), "wb") as f:
@@ -81,7 +92,6 @@ def filestore_open(data: bytes) -> None:
 def odat_decode(data: bytes) -> None:
     """A consumer's o.dat: decoded, then encoded and decoded again; o.dat keeps pending
     times in whole seconds, so after one round trip the state is a fixed point."""
-    from jsstore._core.ackstate import AckState, decode
     try:
         state = decode(data)
     except EXPECTED:
@@ -100,7 +110,6 @@ def odat_decode(data: bytes) -> None:
 def ack_payload(data: bytes) -> None:
     """An ack message: the subject (up to the first NUL) and the payload (the rest), read as
     nats-server reads them; round trip of the numbers of a well-formed subject."""
-    from jsstore.wire import ackreply as acks
     subject_bytes, _, payload = data.partition(b"\0")
     subject = subject_bytes.decode("utf-8", "replace")
     numbers = acks.ack_reply_info(subject)
@@ -114,8 +123,6 @@ def ack_payload(data: bytes) -> None:
 
 def pull_request(data: bytes) -> None:
     """A pull request body: parsed (or refused with a 400 status) and checked."""
-    from jsstore.consumer import pullrequests
-    from jsstore.consumer.config import ConsumerConfig
     try:
         request = pullrequests.parse_request(data)
     except pullrequests.PullRequestError as exc:
@@ -128,8 +135,6 @@ def pull_request(data: bytes) -> None:
 def consumer_create(data: bytes) -> None:
     """A CONSUMER.CREATE body through the whole create path of a live JetStream: an answer
     is JSON with a type and either an error or the consumer's info."""
-    import json
-    from jsstore.jetstream import account as jetstream
     js = jetstream.open()
     js.add_stream(name="S", subjects=["s.>"])
     js.publish("s.1", b"x")
@@ -146,8 +151,6 @@ def consumer_session(data: bytes) -> None:
     then each byte one operation (publish, pull request, an ack of some kind on a delivered
     message, clock advance and tick, message deletion); the numbers consumer info reports
     must stay consistent after each."""
-    from jsstore.jetstream import account as jetstream
-    from jsstore.wire.apierrors import ApiError
     now = [1_800_000_000 * 1_000_000_000]
     js = jetstream.open(clock=lambda: now[0])
     js.add_stream(name="S", subjects=["s.*"])
@@ -186,7 +189,6 @@ def consumer_session(data: bytes) -> None:
 
 
 def _parse_pieces(pieces) -> tuple[list, object]:
-    from jsstore._core import protocol
     parser = protocol.Parser()
     ops = []
     for piece in pieces:
@@ -198,7 +200,6 @@ def protocol_parse(data: bytes) -> None:
     """Client protocol bytes, fed whole and split: at one point the bytes choose, in
     pieces of a length they choose, and one byte at a time: the same operations and the
     same error every way, every operation well formed."""
-    from jsstore._core import protocol
     expected = _parse_pieces([data])
     cut = int.from_bytes(data[-2:], "little") % (len(data) + 1) if data else 0
     step = 1 + (data[0] % 7 if data else 0)
@@ -224,7 +225,6 @@ def protocol_splits(data: bytes) -> None:
 def header_block(data: bytes) -> None:
     """A header block: parsed (or refused with HeaderError), written back and parsed again
     to the same block; the quick lookup finds what the parse found first for every key."""
-    from jsstore.wire import headers
     try:
         block = headers.parse(data)
     except headers.HeaderError:
@@ -249,7 +249,6 @@ _CONFIG_FILES = {
 
 def _config_open(path, *args, **kwargs):
     """The configuration parser's file system: includes come from _CONFIG_FILES."""
-    import io
     text = _CONFIG_FILES.get(os.path.basename(path))
     if text is None:
         raise FileNotFoundError(2, "No such file or directory", path)
@@ -260,7 +259,6 @@ def server_config(data: bytes) -> None:
     """A configuration file (bytes as UTF-8, undecodable bytes replaced): parsed and read
     as server options, or refused with ConfigError (OSError for an include it cannot
     open, as `jsstore serve -c` reports it)."""
-    from jsstore.server import config
     config.open = _config_open
     text = data.decode("utf-8", "replace")
     try:
@@ -294,7 +292,6 @@ _NO_JSON = ("$JS.API.DIRECT.GET", "$JS.API.CONSUMER.MSG.NEXT.", "$JS.SNAPSHOT.",
 
 
 def _api_js():
-    from jsstore.jetstream import account as jetstream
     js = jetstream.open(clock=lambda: 1_800_000_000_000_000_000, timers=False)
     js.add_stream(name="S", subjects=["s.>"], allow_direct=True)
     js.publish("s.1", b"one")
@@ -309,9 +306,6 @@ def api_request(data: bytes) -> None:
     JSON object with a type (direct gets and pull requests answer with messages or a
     status header instead), a publish answers a PubAck or its error; nothing else is
     raised. A second request shows the JetStream still answers."""
-    import json
-    from jsstore.wire import headers
-    from jsstore.wire.apierrors import ApiError
     head = _API_SUBJECTS[data[0] % len(_API_SUBJECTS)] if data else ""
     subject, _, rest = data[1:].partition(b"\0")
     hdr, _, body = rest.partition(b"\0")

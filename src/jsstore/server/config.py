@@ -72,7 +72,7 @@ class _Parser:
                 return out
             key = self.parse_key()
             self.skip(newlines=False)
-            if key == "include" and self.text[self.pos:self.pos + 1] in "\"'":
+            if key == "include" and self.text[self.pos:self.pos + 1] in ("\"", "'"):
                 out.update(self.include(self.parse_string()))
                 continue
             if self.text[self.pos:self.pos + 1] in (":", "="):
