@@ -43,7 +43,7 @@ bench: build
 # FUZZ_ARGS adds libFuzzer flags (e.g. -runs=1000000)
 FUZZ_TARGETS := block_records block_file filestore_open index_db odat_decode seqset_decode \
 	protocol_parse api_request header_block server_config ack_payload pull_request \
-	consumer_create consumer_session
+	file_edits consumer_create consumer_session
 FUZZ_SECONDS ?= 60
 SECONDS ?= $(FUZZ_SECONDS)
 fuzz: build
@@ -63,7 +63,9 @@ fuzz-replay: build
 
 # the extensions built with AddressSanitizer and UndefinedBehaviorSanitizer in a copy of
 # the tree (build/asan), and the core tests run against it; Python itself is not
-# instrumented, so the ASan runtime is preloaded and leak checking is off
+# instrumented, so the ASan runtime is preloaded and leak checking is off; -s so that a
+# sanitizer's report is not swallowed by pytest's capture when it ends the process; the
+# memory-per-subject bound does not hold under ASan's allocator
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
 ASAN_TESTS ?= tests/test_store_contract.py tests/test_store_model.py tests/test_seqset.py \
 	tests/test_compress.py tests/test_hashing.py tests/test_subjects.py tests/test_protocol.py \
@@ -77,7 +79,8 @@ test-asan: deps
 		../../$(PY) setup.py -q build_ext --inplace -j 2
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		$(PY) -m pytest -q -p no:cacheprovider -o pythonpath=build/asan/src $(ASAN_TESTS)
+		$(PY) -m pytest -q -s -p no:cacheprovider -o pythonpath=build/asan/src $(ASAN_TESTS) \
+		--deselect tests/test_subjects.py::test_memory_per_subject_at_one_million
 
 bench-spark: build
 	$(PY) bench/spark.py
