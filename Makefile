@@ -76,7 +76,7 @@ test-asan: deps
 	cp -r setup.py pyproject.toml README.md csrc build/asan/ && cp -r src build/asan/src
 	rm -f build/asan/src/jsstore/_core/*.so build/asan/src/jsstore/_core/*.c
 	cd build/asan && JSSTORE_EXTRA_CFLAGS="$(SANITIZE)" JSSTORE_EXTRA_LDFLAGS="$(SANITIZE)" \
-		../../$(PY) setup.py -q build_ext --inplace -j 2
+		$(abspath $(PY)) setup.py -q build_ext --inplace -j 2
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		$(PY) -m pytest -q -s -p no:cacheprovider -o pythonpath=build/asan/src $(ASAN_TESTS) \

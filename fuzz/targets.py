@@ -259,8 +259,8 @@ def server_config(data: bytes) -> None:
     """A configuration file (bytes as UTF-8, undecodable bytes replaced): parsed and read
     as server options, or refused with ConfigError (OSError for an include it cannot
     open, as `jsstore serve -c` reports it)."""
-    config.open = _config_open
     text = data.decode("utf-8", "replace")
+    config.open = _config_open      # taken back below: the module's own tests read files
     try:
         parsed = config.parse(text, os.path.join("fuzzconf", "main.conf"))
         assert isinstance(parsed, dict)
@@ -270,6 +270,8 @@ def server_config(data: bytes) -> None:
         pass
     except ValueError as exc:       # only ConfigError is documented
         raise AssertionError(f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        del config.open
 
 
 # the wire API: the first byte picks the subject's start, the rest up to a NUL is appended
