@@ -5,7 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 
-.PHONY: all deps build test bench bench-durable bench-spark bench-load clean fuzz serve java soak
+.PHONY: all deps build test bench bench-durable bench-spark bench-load clean fuzz fuzz-all \
+	fuzz-replay test-asan serve java soak
 
 all: build
 
@@ -39,8 +40,48 @@ bench: build
 	$(PY) bench/consumers.py
 	$(PY) bench/server.py
 
+# one atheris harness: make fuzz TARGET=<name> SECONDS=<n> (fuzz/targets.py lists them);
+# FUZZ_ARGS adds libFuzzer flags (e.g. -runs=1000000)
+FUZZ_TARGETS := block_records block_file filestore_open index_db odat_decode seqset_decode \
+	protocol_parse api_request header_block server_config ack_payload pull_request \
+	file_edits consumer_create consumer_session
+FUZZ_SECONDS ?= 60
+SECONDS ?= $(FUZZ_SECONDS)
 fuzz: build
-	$(PY) -m pytest -q tests -k fuzz
+	@test -n "$(TARGET)" || { echo "usage: make fuzz TARGET=<name> SECONDS=<n>; targets: $(FUZZ_TARGETS)"; exit 1; }
+	$(PY) -m pip install -q -r fuzz/requirements.txt
+	$(PY) fuzz/run.py $(TARGET) -max_total_time=$(SECONDS) $(FUZZ_ARGS)
+
+# every harness for FUZZ_SECONDS each, one after the other (one core)
+fuzz-all: build
+	$(PY) -m pip install -q -r fuzz/requirements.txt
+	@for t in $(FUZZ_TARGETS); do echo "== $$t"; \
+		$(PY) fuzz/run.py $$t -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS) || exit 1; done
+
+# the saved fuzz inputs replayed (the test suite does this too)
+fuzz-replay: build
+	$(PY) -m pytest -q tests/test_fuzz_corpus.py
+
+# the extensions built with AddressSanitizer and UndefinedBehaviorSanitizer in a copy of
+# the tree (build/asan), and the core tests run against it; Python itself is not
+# instrumented, so the ASan runtime is preloaded and leak checking is off; -s so that a
+# sanitizer's report is not swallowed by pytest's capture when it ends the process; the
+# memory-per-subject bound does not hold under ASan's allocator
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
+ASAN_TESTS ?= tests/test_store_contract.py tests/test_store_model.py tests/test_seqset.py \
+	tests/test_compress.py tests/test_hashing.py tests/test_subjects.py tests/test_protocol.py \
+	tests/test_corruption.py tests/test_ackstate.py tests/test_consumerstore.py \
+	tests/test_statefile.py tests/test_fuzz_corpus.py
+test-asan: deps
+	rm -rf build/asan && mkdir -p build/asan
+	cp -r setup.py pyproject.toml README.md csrc build/asan/ && cp -r src build/asan/src
+	rm -f build/asan/src/jsstore/_core/*.so build/asan/src/jsstore/_core/*.c
+	cd build/asan && JSSTORE_EXTRA_CFLAGS="$(SANITIZE)" JSSTORE_EXTRA_LDFLAGS="$(SANITIZE)" \
+		$(abspath $(PY)) setup.py -q build_ext --inplace -j 2
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		$(PY) -m pytest -q -s -p no:cacheprovider -o pythonpath=build/asan/src $(ASAN_TESTS) \
+		--deselect tests/test_subjects.py::test_memory_per_subject_at_one_million
 
 bench-durable: build
 	$(PY) bench/durable.py

@@ -2,6 +2,10 @@
 
 Every module is linked with the C helpers in csrc/ (small, dependency free), so a
 .pyx file can cimport any of their headers without extra wiring.
+
+JSSTORE_EXTRA_CFLAGS and JSSTORE_EXTRA_LDFLAGS (space separated) are added to every
+module's compile and link flags: `make test-asan` builds a copy of the tree with
+"-fsanitize=address,undefined" through them.
 """
 import glob
 import os
@@ -14,8 +18,12 @@ CSRC = sorted(glob.glob(os.path.join("csrc", "*.c")))
 DEBUG = os.environ.get("JSSTORE_DEBUG") == "1"
 
 compile_args = ["-O3", "-fno-strict-aliasing", "-Wno-unused-function"]
+link_args = []
 if DEBUG:
     compile_args = ["-O0", "-g", "-fsanitize=address"]
+    link_args = ["-fsanitize=address"]
+compile_args += os.environ.get("JSSTORE_EXTRA_CFLAGS", "").split()
+link_args += os.environ.get("JSSTORE_EXTRA_LDFLAGS", "").split()
 
 
 def extensions():
@@ -28,7 +36,7 @@ def extensions():
                 sources=[pyx] + CSRC,
                 include_dirs=["csrc"],
                 extra_compile_args=compile_args,
-                extra_link_args=["-fsanitize=address"] if DEBUG else [],
+                extra_link_args=link_args,
             )
         )
     return cythonize(

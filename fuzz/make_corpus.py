@@ -5,6 +5,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import jsstore  # noqa: E402
 from jsstore import StoreOptions, StreamConfig  # noqa: E402
@@ -47,6 +48,78 @@ def main() -> None:
     save("protocol_parse", "client", b'CONNECT {"verbose":false}\r\nPING\r\nSUB a.* q 1\r\n'
          b"PUB a.b _INBOX.1 5\r\nhello\r\nHPUB a r 12 14\r\nNATS/1.0\r\n\r\nhi\r\n"
          b"UNSUB 1 3\r\nPONG\r\n")
+    save("protocol_parse", "pub_runs", b"PUB s.1 5\r\nhello\r\n" * 3 + b"HPUB s.2 _INBOX.x 22 24\r\n"
+         b"NATS/1.0\r\nA: bcdefgh\r\n\r\nok\r\npub s.3 0\r\n\r\nping\r\n")
+    save("protocol_parse", "bad_size", b"PUB a 2\r\nhello\r\nPING\r\n")
+    header_seeds()
+    config_seeds()
+    api_seeds()
+
+
+def header_seeds() -> None:
+    from jsstore.wire import headers
+    save("header_block", "fields", headers.build([("Nats-Msg-Id", "1"), ("A", "x y "), ("A", "2")]))
+    save("header_block", "status", headers.build({}, status="408", description="Request Timeout"))
+    save("header_block", "direct_get", b"NATS/1.0\r\nNats-Stream: S\r\nNats-Sequence: 5\r\n"
+         b"Nats-Time-Stamp: 2026-01-01T00:00:00Z\r\nNats-Subject: s.1\r\n\r\n")
+    save("header_block", "no_final_crlf", b"NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: 3")
+
+
+def config_seeds() -> None:
+    save("server_config", "server", b"""# a server
+port: 4222
+host = 127.0.0.1
+server_name: "js-1"
+max_payload: 1MB
+http_port 8222
+lame_duck_duration: "30s"
+jetstream {
+  store_dir: "/tmp/js"
+  max_memory_store: 512MB
+  max_file_store: 10G
+  domain: hub
+}
+""")
+    save("server_config", "accounts", b"""NOBODY = "x"
+accounts {
+  A: { users: [ {user: a, password: $NOBODY, permissions: {publish: ["a.>"], subscribe: {allow: "a.*", deny: ["b"]}}} ]
+       jetstream: { max_mem: 1M, max_file: 2G, max_streams: 10, max_consumers: -1 } }
+  B: { users = [ {user: b, password: "p"} ], jetstream: enabled }
+}
+no_auth_user: a
+authorization { users [ {user: u, password: p} ] }
+include "other.conf"
+""")
+    save("server_config", "token", b'authorization: { token: "s3cret" }\njetstream: enabled\n'
+         b"listen: 0.0.0.0:4333 // comment\n")
+
+
+def api_seeds() -> None:
+    """A request: the index of its subject's start in the target's table, the rest of the
+    subject, NUL, a header block, NUL, the body."""
+    import targets
+    table = targets._API_SUBJECTS
+
+    def request(name: str, start: str, rest: bytes, body: bytes, hdr: bytes = b"") -> None:
+        save("api_request", name, bytes([table.index(start)]) + rest + b"\0" + hdr + b"\0" + body)
+    request("stream_create", "$JS.API.STREAM.CREATE.", b"T", b'{"name":"T","subjects":["t.>"],'
+            b'"max_msgs":10,"storage":"memory","discard":"new","max_age":1000000000}')
+    request("stream_update", "$JS.API.STREAM.UPDATE.", b"S", b'{"name":"S","subjects":["s.>","x"],'
+            b'"allow_direct":true,"max_msgs_per_subject":3}')
+    request("stream_info", "$JS.API.STREAM.INFO.", b"S", b'{"subjects_filter":">","deleted_details":true}')
+    request("stream_purge", "$JS.API.STREAM.PURGE.", b"S", b'{"filter":"s.1","keep":1}')
+    request("msg_get", "$JS.API.STREAM.MSG.GET.", b"S", b'{"last_by_subj":"s.2"}')
+    request("direct_get", "$JS.API.DIRECT.GET.", b"S", b'{"seq":2}')
+    request("direct_get_last", "$JS.API.DIRECT.GET.", b"S.s.1", b"")
+    request("consumer_create", "$JS.API.CONSUMER.CREATE.", b"S.D", b'{"stream_name":"S","config":'
+            b'{"name":"D","ack_policy":"all","filter_subjects":["s.1","s.2"],"max_ack_pending":5}}')
+    request("consumer_info", "$JS.API.CONSUMER.INFO.", b"S.C", b"")
+    request("pull", "$JS.API.CONSUMER.MSG.NEXT.", b"S.C", b'{"batch":2,"no_wait":true}')
+    request("pause", "$JS.API.CONSUMER.PAUSE.", b"S.C", b'{"pause_until":"2030-01-01T00:00:00Z"}')
+    request("publish", "s.", b"9", b"payload", b"NATS/1.0\r\nNats-Msg-Id: m1\r\n"
+            b"Nats-Expected-Last-Sequence: 2\r\n\r\n")
+    request("ack", "$JS.ACK.S.C.", b"1.1.1.1800000000000000000.0", b"+ACK")
+    request("names", "$JS.API.STREAM.NAMES", b"", b'{"subject":"s.1"}')
 
 
 def consumer_seeds() -> None:

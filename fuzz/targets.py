@@ -1,5 +1,6 @@
 """Fuzz targets: each takes arbitrary bytes and must either succeed or raise a jsstore
 error (or ValueError for malformed arguments) -- never crash, hang or raise anything else.
+Everything they reach is imported here, at the top, so that atheris instruments it.
 
 The atheris harness (fuzz/run.py) drives them with coverage feedback; the test suite
 replays the seed corpora in fuzz/corpus/<target>/ through the same functions.
@@ -7,10 +8,23 @@ replays the seed corpora in fuzz/corpus/<target>/ through the same functions.
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import tempfile
 
-from jsstore._core import seqcodec
+import jsstore
+from jsstore import StreamConfig
+from jsstore._core import protocol, seqcodec
+from jsstore._core.ackstate import AckState, decode
+from jsstore.consumer import pullrequests
+from jsstore.consumer.config import ConsumerConfig
+from jsstore.jetstream import account as jetstream
+from jsstore.server import config
+from jsstore.store.indexdb import decode_index
+from jsstore.wire import ackreply as acks
+from jsstore.wire import headers
+from jsstore.wire.apierrors import ApiError
 from jsstore._core.block import MsgBlock
 from jsstore._core.compress import decompress_block, s2_decode_stream
 from jsstore._core.hashing import block_hash_key
@@ -39,7 +53,6 @@ def seqset_decode(data: bytes) -> None:
 
 
 def index_db(data: bytes) -> None:
-    from jsstore.store.indexdb import decode_index
     try:
         decode_index("FUZZ", data)
     except EXPECTED:
@@ -59,8 +72,6 @@ def block_file(data: bytes) -> None:
 
 def filestore_open(data: bytes) -> None:
     """A whole FileStore recovery over a block file with these bytes."""
-    import jsstore
-    from jsstore import StreamConfig
     with tempfile.TemporaryDirectory() as d:
         os.makedirs(os.path.join(d, "msgs"))
         with open(os.path.join(d, "msgs", "1.blk"), "wb") as f:
@@ -81,7 +92,6 @@ def filestore_open(data: bytes) -> None:
 def odat_decode(data: bytes) -> None:
     """A consumer's o.dat: decoded, then encoded and decoded again; o.dat keeps pending
     times in whole seconds, so after one round trip the state is a fixed point."""
-    from jsstore._core.ackstate import AckState, decode
     try:
         state = decode(data)
     except EXPECTED:
@@ -100,7 +110,6 @@ def odat_decode(data: bytes) -> None:
 def ack_payload(data: bytes) -> None:
     """An ack message: the subject (up to the first NUL) and the payload (the rest), read as
     nats-server reads them; round trip of the numbers of a well-formed subject."""
-    from jsstore.wire import ackreply as acks
     subject_bytes, _, payload = data.partition(b"\0")
     subject = subject_bytes.decode("utf-8", "replace")
     numbers = acks.ack_reply_info(subject)
@@ -114,8 +123,6 @@ def ack_payload(data: bytes) -> None:
 
 def pull_request(data: bytes) -> None:
     """A pull request body: parsed (or refused with a 400 status) and checked."""
-    from jsstore.consumer import pullrequests
-    from jsstore.consumer.config import ConsumerConfig
     try:
         request = pullrequests.parse_request(data)
     except pullrequests.PullRequestError as exc:
@@ -128,8 +135,6 @@ def pull_request(data: bytes) -> None:
 def consumer_create(data: bytes) -> None:
     """A CONSUMER.CREATE body through the whole create path of a live JetStream: an answer
     is JSON with a type and either an error or the consumer's info."""
-    import json
-    from jsstore.jetstream import account as jetstream
     js = jetstream.open()
     js.add_stream(name="S", subjects=["s.>"])
     js.publish("s.1", b"x")
@@ -146,8 +151,6 @@ def consumer_session(data: bytes) -> None:
     then each byte one operation (publish, pull request, an ack of some kind on a delivered
     message, clock advance and tick, message deletion); the numbers consumer info reports
     must stay consistent after each."""
-    from jsstore.jetstream import account as jetstream
-    from jsstore.wire.apierrors import ApiError
     now = [1_800_000_000 * 1_000_000_000]
     js = jetstream.open(clock=lambda: now[0])
     js.add_stream(name="S", subjects=["s.*"])
@@ -185,21 +188,198 @@ def consumer_session(data: bytes) -> None:
     js.close()
 
 
+def _parse_pieces(pieces) -> tuple[list, object]:
+    parser = protocol.Parser()
+    ops = []
+    for piece in pieces:
+        ops += parser.feed(piece)
+    return ops, parser.error
+
+
 def protocol_parse(data: bytes) -> None:
-    """Client protocol bytes, fed whole and in pieces: the same operations and the same
-    error either way, every operation well formed."""
-    from jsstore._core import protocol
-    whole = protocol.Parser()
-    expected = whole.feed(data)
-    split = protocol.Parser()
-    got = []
+    """Client protocol bytes, fed whole and split: at one point the bytes choose, in
+    pieces of a length they choose, and one byte at a time: the same operations and the
+    same error every way, every operation well formed."""
+    expected = _parse_pieces([data])
+    cut = int.from_bytes(data[-2:], "little") % (len(data) + 1) if data else 0
     step = 1 + (data[0] % 7 if data else 0)
-    for at in range(0, len(data), step):
-        got += split.feed(data[at:at + step])
-    assert got == expected and split.error == whole.error
-    for op in expected:
+    for pieces in ([data[:cut], data[cut:]],
+                   [data[at:at + step] for at in range(0, len(data), step)],
+                   [data[at:at + 1] for at in range(len(data))] if len(data) <= 512 else []):
+        if pieces:
+            assert _parse_pieces(pieces) == expected, pieces
+    for op in expected[0]:
         if op[0] == protocol.PUB:
             assert isinstance(op[1], str) and isinstance(op[4], bytes)
+
+
+def protocol_splits(data: bytes) -> None:
+    """protocol_parse, and the bytes split in two at every point (the replay test's check
+    for the saved inputs; quadratic, so not what the fuzzer runs)."""
+    protocol_parse(data)
+    expected = _parse_pieces([data])
+    for cut in range(len(data) + 1):
+        assert _parse_pieces([data[:cut], data[cut:]]) == expected, cut
+
+
+def header_block(data: bytes) -> None:
+    """A header block: parsed (or refused with HeaderError), written back and parsed again
+    to the same block; the quick lookup finds what the parse found first for every key."""
+    try:
+        block = headers.parse(data)
+    except headers.HeaderError:
+        return
+    except ValueError as exc:       # only HeaderError is documented
+        raise AssertionError(f"{type(exc).__name__}: {exc}") from exc
+    again = headers.parse(block.encode())
+    assert again == block, (again, block)
+    for key in block.keys():
+        value = headers.get(data, key)
+        assert value is not None and value.decode("utf-8", "surrogateescape") == block.get(key), key
+    decoded = headers.decode_headers(data)
+    if data:
+        assert decoded == {key: block.get(key) for key in block.keys()}
+
+
+_CONFIG_FILES = {
+    "other.conf": "port: 4333\nauthorization { token: t }\n",
+    "self.conf": 'include "self.conf"\n',
+}
+
+
+def _config_open(path, *args, **kwargs):
+    """The configuration parser's file system: includes come from _CONFIG_FILES."""
+    text = _CONFIG_FILES.get(os.path.basename(path))
+    if text is None:
+        raise FileNotFoundError(2, "No such file or directory", path)
+    return io.StringIO(text)
+
+
+def server_config(data: bytes) -> None:
+    """A configuration file (bytes as UTF-8, undecodable bytes replaced): parsed and read
+    as server options, or refused with ConfigError (OSError for an include it cannot
+    open, as `jsstore serve -c` reports it)."""
+    text = data.decode("utf-8", "replace")
+    config.open = _config_open      # taken back below: the module's own tests read files
+    try:
+        parsed = config.parse(text, os.path.join("fuzzconf", "main.conf"))
+        assert isinstance(parsed, dict)
+        options = config.server_options(parsed)
+        assert isinstance(options, dict)
+    except (config.ConfigError, OSError):
+        pass
+    except ValueError as exc:       # only ConfigError is documented
+        raise AssertionError(f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        del config.open
+
+
+# the wire API: the first byte picks the subject's start, the rest up to a NUL is appended
+# to it (the tokens), then the header block up to the next NUL, then the body
+_API_SUBJECTS = (
+    "", "$JS.API.INFO", "$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.",
+    "$JS.API.STREAM.INFO.", "$JS.API.STREAM.DELETE.", "$JS.API.STREAM.PURGE.",
+    "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.MSG.GET.",
+    "$JS.API.STREAM.MSG.DELETE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE.",
+    "$JS.API.CONSUMER.INFO.", "$JS.API.CONSUMER.DELETE.", "$JS.API.CONSUMER.NAMES.",
+    "$JS.API.CONSUMER.LIST.", "$JS.API.CONSUMER.MSG.NEXT.", "$JS.API.CONSUMER.PAUSE.",
+    "$JS.API.CONSUMER.RESET.", "$JS.API.CONSUMER.UNPIN.", "$JS.API.DIRECT.GET.",
+    "$JS.API.DIRECT.GET", "$JS.API.STREAM.SNAPSHOT.", "$JS.API.STREAM.RESTORE.",
+    "$JS.API.ACCOUNT.PURGE.", "$JS.API.STREAM.PEER.REMOVE.", "$JS.API.STREAM.LEADER.STEPDOWN.",
+    "$JS.API.META.LEADER.STEPDOWN", "$JS.ACK.S.C.", "$JS.FC.", "$JS.SNAPSHOT.", "s.",
+    "$JS.API.", "$JS.API.STREAM.", "$JS.API.CONSUMER.",
+)
+_NO_JSON = ("$JS.API.DIRECT.GET", "$JS.API.CONSUMER.MSG.NEXT.", "$JS.SNAPSHOT.", "$JS.ACK.",
+            "$JS.FC.")
+
+
+def _api_js():
+    js = jetstream.open(clock=lambda: 1_800_000_000_000_000_000, timers=False)
+    js.add_stream(name="S", subjects=["s.>"], allow_direct=True)
+    js.publish("s.1", b"one")
+    js.publish("s.2", b"two", headers={"H": "v"})
+    js.add_consumer("S", durable_name="C", ack_policy="explicit")
+    return js
+
+
+def api_request(data: bytes) -> None:
+    """A request into a live JetStream (a stream S on s.> with two messages and a durable
+    consumer C): an arbitrary subject, header block and body. Every $JS.API answer is a
+    JSON object with a type (direct gets and pull requests answer with messages or a
+    status header instead), a publish answers a PubAck or its error; nothing else is
+    raised. A second request shows the JetStream still answers."""
+    head = _API_SUBJECTS[data[0] % len(_API_SUBJECTS)] if data else ""
+    subject, _, rest = data[1:].partition(b"\0")
+    hdr, _, body = rest.partition(b"\0")
+    subject = head + subject.decode("utf-8", "surrogateescape")
+    js = _api_js()
+    try:
+        try:
+            answers = js.request_msgs(subject, body, hdr or None)
+        except ApiError:
+            return      # the documented refusal of an unusable subject
+        for msg in answers:
+            if subject.startswith(_NO_JSON):
+                assert msg.hdr is None or headers.parse(msg.hdr) is not None
+                continue
+            answer = json.loads(msg.data)
+            assert isinstance(answer, dict), answer
+            if subject.startswith("$JS.API."):
+                assert isinstance(answer.get("type"), str), answer
+            else:
+                assert "error" in answer or "seq" in answer, answer
+        info = json.loads(js.request("$JS.API.STREAM.INFO.S"))
+        assert info["type"] == "io.nats.jetstream.api.v1.stream_info_response"
+    finally:
+        js.close()
+
+
+# The Cython core is not instrumented for coverage (atheris sees Python only), so raw
+# bytes into a core decoder give the fuzzer little to go on: it shrinks its corpus to a
+# few bytes that fail the first check. file_edits keeps the structure instead: it edits
+# a real file (a seed of the targets below) and runs that target on the result.
+_EDITED = ("block_records", "block_file", "index_db", "odat_decode", "seqset_decode")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _seeds() -> list[tuple[str, bytes]]:
+    seeds = []
+    for target in _EDITED:
+        folder = os.path.join(_HERE, "corpus", target)
+        for name in sorted(os.listdir(folder)):
+            if not name.startswith("crash"):
+                with open(os.path.join(folder, name), "rb") as f:
+                    seeds.append((target, f.read()))
+    return seeds
+
+
+_SEEDS = _seeds()
+
+
+def file_edits(data: bytes) -> None:
+    """The first byte picks a seed file (and so the target), then every four bytes are one
+    edit: a position (two bytes, modulo the length), an operation and a byte: xor, set,
+    insert, delete, or cut the file there."""
+    if not data:
+        return
+    target, seed = _SEEDS[data[0] % len(_SEEDS)]
+    edited = bytearray(seed)
+    for at in range(1, len(data) - 3, 4):
+        if not edited:
+            break
+        pos = int.from_bytes(data[at:at + 2], "little") % len(edited)
+        op, value = data[at + 2] % 5, data[at + 3]
+        if op == 0:
+            edited[pos] ^= value or 1
+        elif op == 1:
+            edited[pos] = value
+        elif op == 2:
+            edited[pos:pos] = bytes([value]) * (1 + value % 8)
+        elif op == 3:
+            del edited[pos:pos + 1 + value % 16]
+        else:
+            del edited[pos:]
+    TARGETS[target](bytes(edited))
 
 
 TARGETS = {
@@ -214,4 +394,12 @@ TARGETS = {
     "consumer_create": consumer_create,
     "consumer_session": consumer_session,
     "protocol_parse": protocol_parse,
+    "header_block": header_block,
+    "server_config": server_config,
+    "api_request": api_request,
+    "file_edits": file_edits,
 }
+
+# what the replay test runs over a target's saved inputs, where it checks more than the
+# fuzzer can afford per execution
+REPLAY = dict(TARGETS, protocol_parse=protocol_splits)

@@ -153,3 +153,38 @@ def test_account_jetstream_limits_and_no_auth_user():
 def test_account_configuration_errors(text, message):
     with pytest.raises(config.ConfigError, match=message):
         config.server_options(config.parse(text))
+
+
+# found by fuzzing (fuzz/corpus/server_config/crash-*): each was a hang, a RecursionError,
+# an IndexError, a UnicodeDecodeError, a bare ValueError, an AttributeError or a TypeError
+@pytest.mark.parametrize("text, message", [
+    ("a: [1, }", "unexpected '}' in an array"),          # looped forever
+    ("a: " + "[" * 3000, "nested too deeply"),
+    ('a: "\\q"', "invalid escape character 'q'"),
+    ('a: "\\x4"', "invalid escape character 'x'"),
+    ("include", "missing value"),                         # include at the end of the text
+    ('listen: "h:82F2"', "listen: expected an integer"),
+    ("max_payload: [1]", "max_payload: expected an integer"),
+    ("http: true", "http: expected an integer"),
+    ("accounts: [a]", "accounts: expected a map"),
+    ("authorization {users: 5}", "users: expected an array"),
+    ("authorization {users: [{user: a, permissions: {publish: {allow: 5}}}]}",
+     "publish allow: expected a subject"),
+])
+def test_malformed_configurations_are_config_errors(text, message):
+    with pytest.raises(config.ConfigError, match=message):
+        config.server_options(config.parse(text))
+
+
+def test_an_include_of_itself_is_a_config_error(tmp_path):
+    (tmp_path / "a.conf").write_text('port: 1\ninclude "b.conf"\n')
+    (tmp_path / "b.conf").write_text('include "a.conf"\n')
+    with pytest.raises(config.ConfigError, match="includes itself"):
+        config.load(str(tmp_path / "a.conf"))
+    (tmp_path / "b.conf").write_text("server_name: b\n")
+    assert config.load(str(tmp_path / "a.conf")) == {"port": 1, "server_name": "b"}
+
+
+def test_string_escapes_are_nats_servers():
+    assert config.parse('a: "x\\ty\\n\\r\\\\ \\x41 é"\nb: \'\\q\'') == {
+        "a": "x\ty\n\r\\ A é", "b": "\\q"}

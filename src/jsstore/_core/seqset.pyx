@@ -528,7 +528,8 @@ cdef class SeqSet:
             return NotImplemented
         that = other
         return (self.count == that.count and self.n_nodes == that.n_nodes and
-                memcmp(self.nodes, that.nodes, self.n_nodes * sizeof(SeqNode)) == 0)
+                (self.n_nodes == 0 or   # no nodes: memcmp must not see their NULL array
+                 memcmp(self.nodes, that.nodes, self.n_nodes * sizeof(SeqNode)) == 0))
 
     __hash__ = None
 

@@ -13,6 +13,8 @@ from typing import Callable
 
 from jsstore.errors import StoreError
 
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
 MAX_ACK_PENDING = "max ack pending reached"   # getNextMsg's stall (errMaxAckPending)
 FIRST_HANDOVER = 8              # a pull batch's first messages, handed to the bus on their own
 
@@ -45,7 +47,10 @@ def starting_position(config, stream, filters: list[str],
             last_per_subject = list(seqs) if seqs else None
             seq = seqs[0] if seqs else last
     elif config.opt_start_time:
-        seq = store.get_seq_from_time(time_ns(config.opt_start_time))
+        # a start time outside int64 nanoseconds (years past 2262 or before 1677) is
+        # after (before) every message: clamped, it finds the same starting sequence
+        start = max(_INT64_MIN, min(time_ns(config.opt_start_time), _INT64_MAX))
+        seq = store.get_seq_from_time(start)
         if filters:
             nearest = last
             for f in filters:

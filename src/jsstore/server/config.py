@@ -25,6 +25,8 @@ from jsstore.gocompat.durations import SECOND, parse_go_duration
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmMgGtT])[bB]?$")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|.?)", re.DOTALL)
+_ESCAPED = {"t": "\t", "n": "\n", "r": "\r", '"': '"', "\\": "\\"}
 _BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
 
 
@@ -33,11 +35,13 @@ class ConfigError(ValueError):
 
 
 class _Parser:
-    def __init__(self, text: str, path: str | None, variables: dict):
+    def __init__(self, text: str, path: str | None, variables: dict,
+                 including: tuple[str, ...] = ()):
         self.text = text
         self.pos = 0
         self.path = path
         self.variables = variables
+        self.including = including     # the files whose includes led here
 
     def error(self, what: str) -> ConfigError:
         line = self.text.count("\n", 0, self.pos) + 1
@@ -69,7 +73,7 @@ class _Parser:
                 return out
             key = self.parse_key()
             self.skip(newlines=False)
-            if key == "include" and self.text[self.pos:self.pos + 1] in "\"'":
+            if key == "include" and self.text[self.pos:self.pos + 1] in ("\"", "'"):
                 out.update(self.include(self.parse_string()))
                 continue
             if self.text[self.pos:self.pos + 1] in (":", "="):
@@ -96,7 +100,19 @@ class _Parser:
             raise self.error("unterminated string")
         value = self.text[self.pos + 1:end]
         self.pos = end + 1
-        return value.encode().decode("unicode_escape") if quote == '"' else value
+        return self.unescape(value) if quote == '"' else value
+
+    def unescape(self, value: str) -> str:
+        """nats-server's escapes in a double-quoted string: \\xXX, \\t, \\n, \\r, \\" and \\\\."""
+        def one(match: re.Match) -> str:
+            escape = match.group(1)
+            if escape[:1] == "x" and len(escape) == 3:
+                return chr(int(escape[1:], 16))
+            if escape in _ESCAPED:
+                return _ESCAPED[escape]
+            raise self.error(f"invalid escape character {escape[:1]!r}: only \\xXX, \\t, \\n, "
+                             "\\r, \\\" and \\\\ are allowed")
+        return _ESCAPE.sub(one, value) if "\\" in value else value
 
     def parse_value(self):
         if self.pos >= len(self.text):
@@ -115,7 +131,10 @@ class _Parser:
                 if self.text[self.pos] == "]":
                     self.pos += 1
                     return items
+                start = self.pos
                 items.append(self.parse_value())
+                if self.pos == start:       # a '}' (or nothing) where an item belongs
+                    raise self.error(f"unexpected {self.text[self.pos]!r} in an array")
         if c in "\"'":
             return self.parse_string()
         start = self.pos
@@ -146,13 +165,21 @@ class _Parser:
     def include(self, name: str) -> dict:
         base = os.path.dirname(self.path) if self.path else "."
         path = os.path.join(base, name)
+        including = self.including + (os.path.normpath(self.path or "."),)
+        if os.path.normpath(path) in including:
+            raise self.error(f"include {name!r} includes itself")
         with open(path) as f:
-            return _Parser(f.read(), path, self.variables).parse_map(None)
+            return _Parser(f.read(), path, self.variables, including).parse_map(None)
 
 
 def parse(text: str, path: str | None = None) -> dict:
-    """The configuration in `text` as nested dicts and lists."""
-    return _Parser(text, path, {}).parse_map(None)
+    """The configuration in `text` as nested dicts and lists; ConfigError for text that is
+    not a configuration (OSError for an include that cannot be read)."""
+    try:
+        return _Parser(text, path, {}).parse_map(None)
+    except RecursionError:
+        raise ConfigError(f"{path or 'configuration'}: maps, arrays or includes nested too "
+                          "deeply") from None
 
 
 def load(path: str) -> dict:
@@ -175,14 +202,36 @@ def _permissions(raw) -> dict | None:
         elif isinstance(value, list):
             out[kind] = {"allow": [str(v) for v in value], "deny": []}
         elif isinstance(value, dict):
-            allow, deny = value.get("allow"), value.get("deny")
-            out[kind] = {"allow": [allow] if isinstance(allow, str) else list(allow or []),
-                         "deny": [deny] if isinstance(deny, str) else list(deny or [])}
+            out[kind] = {"allow": _subjects(f"{kind} allow", value.get("allow")),
+                         "deny": _subjects(f"{kind} deny", value.get("deny"))}
     return out
+
+
+def _subjects(key: str, value) -> list[str]:
+    """A permission's subjects: one subject or an array of them."""
+    if not value:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    raise ConfigError(f"{key}: expected a subject or an array of subjects, got {value!r}")
+
+
+def _integer(key: str, value) -> int:
+    """A whole-number option: a number, or a string of digits."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigError(f"{key}: expected an integer, got {value!r}")
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"{key}: expected an integer, got {value!r}") from None
 
 
 def _users(raw, account: str = "$G") -> list[dict]:
     users = []
+    if raw and not isinstance(raw, list):
+        raise ConfigError(f"users: expected an array of users, got {raw!r}")
     for entry in raw or []:
         if isinstance(entry, dict) and "user" in entry:
             users.append({"user": str(entry["user"]),
@@ -248,18 +297,18 @@ def server_options(config: dict) -> dict:
     listen = config.get("listen")
     if isinstance(listen, str) and ":" in listen:
         host, port = listen.rsplit(":", 1)
-        out["host"], out["port"] = host, int(port)
+        out["host"], out["port"] = host, _integer("listen", port)
     for key in ("host", "net"):
         if key in config:
             out["host"] = str(config[key])
     if "server_name" in config:
         out["server_name"] = str(config["server_name"])
     if "max_payload" in config:
-        out["max_payload"] = int(config["max_payload"])
+        out["max_payload"] = _integer("max_payload", config["max_payload"])
     for key in ("http", "http_port", "monitor_port"):
         if key in config:
             value = config[key]
-            out["http_port"] = int(str(value).rsplit(":", 1)[-1])
+            out["http_port"] = _integer(key, str(value).rsplit(":", 1)[-1])
     jetstream = config.get("jetstream")
     if jetstream:
         out["jetstream"] = True
@@ -289,6 +338,8 @@ def server_options(config: dict) -> dict:
     else:
         users = []
     accounts = {}
+    if not isinstance(config.get("accounts") or {}, dict):
+        raise ConfigError(f"accounts: expected a map of accounts, got {config['accounts']!r}")
     for name, account in (config.get("accounts") or {}).items():
         if isinstance(account, dict):
             users += _users(account.get("users"), str(name))
