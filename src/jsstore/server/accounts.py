@@ -36,6 +36,9 @@ def _unanswered(hdr, data) -> None:
 
 
 class Account:
+    """One account's subject table, its JetStream (or None) and the routing between
+    them; see the module's docstring."""
+
     def __init__(self, server, name: str, js=None, *, not_enabled=None):
         self.server = server
         self.name = name
@@ -92,10 +95,8 @@ class Account:
         that its messages are written before the acks are applied.  nats-server has
         acks on a queue of their own as well."""
         if matches_nothing(subject):
-            if reply and origin.no_responders:
-                for sub in self.table.match(reply):
-                    if sub.client is origin:
-                        origin.deliver(sub, reply, None, no_responders(subject), b"")
+            if reply:
+                self._no_responders(origin, reply, subject)
             return
         delivered = self.route(subject, subject, reply, hdr, payload, origin)
         handled = False
@@ -114,7 +115,12 @@ class Account:
             handled = router.dispatch(subject, payload, hdr, answer_to, reply)
         elif self.not_enabled is not None:
             handled = self.not_enabled(subject, self._answer_to(reply))
-        if reply and not delivered and not handled and origin.no_responders:
+        if reply and not delivered and not handled:
+            self._no_responders(origin, reply, subject)
+
+    def _no_responders(self, origin: Client, reply: str, subject: str) -> None:
+        """Tell a client that asked for it that nothing serves `subject`."""
+        if origin.no_responders:
             for sub in self.table.match(reply):
                 if sub.client is origin:
                     origin.deliver(sub, reply, None, no_responders(subject), b"")
@@ -157,10 +163,8 @@ class Account:
             for subject, reply, hdr, payload in run:
                 if ".." in subject or subject[-1:] == "." or subject[:1] == ".":
                     # (matches_nothing, inline: this is the publish hot path)
-                    if reply and origin.no_responders:
-                        for sub in match(reply):
-                            if sub.client is origin:
-                                origin.deliver(sub, reply, None, no_responders(subject), b"")
+                    if reply:
+                        self._no_responders(origin, reply, subject)
                     continue
                 # route() inlined for the common cases: nobody subscribes to what is
                 # stored, and the publisher's own inbox subscription takes the answer
@@ -183,10 +187,8 @@ class Account:
                             answered_bytes += len(answer)
                         elif not client.closed:
                             client.deliver(sub, reply, None, None, answer)
-                elif not delivered and origin.no_responders:
-                    for sub in match(reply):
-                        if sub.client is origin:
-                            origin.deliver(sub, reply, None, no_responders(subject), b"")
+                elif not delivered:
+                    self._no_responders(origin, reply, subject)
         if answered:
             origin.count_out(answered, answered_bytes)
 
