@@ -21,6 +21,7 @@ from jsstore.consumer import pullrequests
 from jsstore.consumer.config import ConsumerConfig
 from jsstore.jetstream import account as jetstream
 from jsstore.server import config
+from jsstore.server.options import server_options
 from jsstore.store.indexdb import decode_index
 from jsstore.wire import ackreply as acks
 from jsstore.wire import headers
@@ -264,7 +265,7 @@ def server_config(data: bytes) -> None:
     try:
         parsed = config.parse(text, os.path.join("fuzzconf", "main.conf"))
         assert isinstance(parsed, dict)
-        options = config.server_options(parsed)
+        options = server_options(parsed)
         assert isinstance(options, dict)
     except (config.ConfigError, OSError):
         pass

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from jsstore.server import config
+from jsstore.server.options import server_options
 from jsstoreserver import jsstore_server
 from natsserver import nats_server, require_nats_server
 
@@ -39,7 +40,7 @@ def test_parse_the_format(monkeypatch):
     assert parsed["max_payload"] == 2 << 20
     assert parsed["jetstream"] == {"store_dir": "/var/lib/js", "max_memory_store": 1 << 30,
                                    "max_file_store": 10 << 30}
-    options = config.server_options(parsed)
+    options = server_options(parsed)
     assert options["users"] == [
         {"user": "alice", "password": "secret",
          "permissions": {"publish": {"allow": ["orders.>"], "deny": []},
@@ -50,16 +51,16 @@ def test_parse_the_format(monkeypatch):
 
 
 def test_account_users_and_lame_duck_options():
-    options = config.server_options(config.parse(
+    options = server_options(config.parse(
         'accounts { A { users = [{user: u, password: p}] } }\n'
         'lame_duck_duration: "2m"\nlame_duck_grace_period: 5\n'))
     assert options["users"] == [{"user": "u", "password": "p", "permissions": None,
                                  "account": "A"}]
     assert (options["lame_duck_duration"], options["lame_duck_grace_period"]) == (120.0, 5.0)
     with pytest.raises(config.ConfigError, match="minimum is 30 seconds"):
-        config.server_options(config.parse('lame_duck_duration: "29s"'))
+        server_options(config.parse('lame_duck_duration: "29s"'))
     with pytest.raises(config.ConfigError, match="invalid lame_duck_grace_period"):
-        config.server_options(config.parse('lame_duck_grace_period: "soon"'))
+        server_options(config.parse('lame_duck_grace_period: "soon"'))
 
 
 def test_parse_forms():
@@ -120,7 +121,7 @@ def test_users_and_permissions(tmp_path, kind):
 
 
 def test_account_jetstream_limits_and_no_auth_user():
-    options = config.server_options(config.parse("""
+    options = server_options(config.parse("""
         jetstream { domain: hub }
         accounts {
           A: { users: [{user: a, password: x}],
@@ -152,7 +153,7 @@ def test_account_jetstream_limits_and_no_auth_user():
 ])
 def test_account_configuration_errors(text, message):
     with pytest.raises(config.ConfigError, match=message):
-        config.server_options(config.parse(text))
+        server_options(config.parse(text))
 
 
 # found by fuzzing (fuzz/corpus/server_config/crash-*): each was a hang, a RecursionError,
@@ -173,7 +174,7 @@ def test_account_configuration_errors(text, message):
 ])
 def test_malformed_configurations_are_config_errors(text, message):
     with pytest.raises(config.ConfigError, match=message):
-        config.server_options(config.parse(text))
+        server_options(config.parse(text))
 
 
 def test_an_include_of_itself_is_a_config_error(tmp_path):

@@ -19,12 +19,13 @@ from jsstore._core import faults
 from jsstore.cli.main import store_options
 from jsstore.server import Server
 from jsstore.server import config as server_config
+from jsstore.server.options import server_options
 from jsstore.store import syncgroup
 
 
 # -- the configuration ---------------------------------------------------------------------------
 def options_of(text: str) -> dict:
-    return server_config.server_options(server_config.parse(text))
+    return server_options(server_config.parse(text))
 
 
 @pytest.mark.parametrize("value, expected", [

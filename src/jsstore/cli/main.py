@@ -14,7 +14,7 @@ written there that could block.  SIGTERM and SIGINT stop it cleanly (streams flu
 closed); SIGUSR2 (``--signal ldm=<pid>``) enters lame duck mode as nats-server does
 (``lame_duck_duration`` and ``lame_duck_grace_period`` from the config file).  ``-m``
 serves /varz, /connz, /jsz and /healthz; ``-c`` reads the nats-server configuration
-subset described in jsstore.server.config (flags win over the file).
+subset described in jsstore.server.options (flags win over the file).
 ``--sync_interval always`` (the configuration's ``jetstream { sync_interval: always }``)
 answers a PubAck only once its message is on disk; the publishes of one event-loop
 iteration share one fsync per file (jsstore.server.durable).  A duration sets how often the
@@ -37,6 +37,7 @@ from jsstore.jetstream.info import AccountLimits
 from jsstore.jetstream.limits import ServerResources
 from jsstore.server import Server
 from jsstore.server import config as server_config
+from jsstore.server import options as server_options
 from jsstore.server.defaults import DEFAULT_SYNC_INTERVAL
 from jsstore.store.config import StoreOptions
 from jsstore.store.syncgroup import SyncGroup
@@ -129,7 +130,7 @@ def sync_setting(options: dict):
     value = options.get("sync_interval", DEFAULT_SYNC_INTERVAL)
     if isinstance(value, str) and not value.isdigit():
         try:
-            return server_config.sync_interval("sync_interval", value)
+            return server_options.sync_interval("sync_interval", value)
         except server_config.ConfigError as exc:
             raise UsageError(str(exc)) from None
     return int(value) if not isinstance(value, str) else int(value) * 1_000_000_000
@@ -172,7 +173,7 @@ def open_jetstreams(options: dict) -> tuple:
 def serve(options: dict) -> int:
     if options.get("config"):
         try:
-            from_file = server_config.server_options(server_config.load(options["config"]))
+            from_file = server_options.server_options(server_config.load(options["config"]))
         except (OSError, server_config.ConfigError) as exc:
             raise UsageError(f"configuration: {exc}") from None
         options = {**from_file, **{k: v for k, v in options.items() if k != "config"}}

@@ -71,7 +71,7 @@ class Client(asyncio.Protocol):
         self.headers = False
         self.no_responders = False
         self.closed = False
-        self.authorized = not server.auth_required
+        self.authorized = not server.auth.required
         self.permissions: dict | None = None      # {publish/subscribe: {allow, deny}}
         self.denied_deliveries: list[str] | None = None  # mperms: see load_deny_filter
         self.started = self.active = time.time()
@@ -215,12 +215,13 @@ class Client(asyncio.Protocol):
         if options is None:         # nats-server closes the connection without an -ERR
             self.close()
             return False
-        granted = self.server.authorize(options)
-        if granted is None:
+        identity = self.server.auth.authenticate(options)
+        if identity is None:
             self.error_and_close(AUTHORIZATION_VIOLATION)
             return False
         self.authorized = True
-        self.permissions, account = granted
+        self.permissions = identity.permissions
+        account = self.server.account(identity.account)
         if account is not self.account:
             for sub in self.subs.values():     # (subscribed before CONNECT)
                 self.account.unsubscribe(sub)

@@ -22,6 +22,7 @@ from jsstore._core import protocol
 from jsstore.api import schemas
 from jsstore.gocompat import json as gojson
 from jsstore.server.accounts import GLOBAL_ACCOUNT, Account
+from jsstore.server.auth import Authenticator
 from jsstore.server.client import HOLD_TIME, Client
 from jsstore.server.defaults import (
     DEFAULT_MAX_PAYLOAD,
@@ -56,10 +57,8 @@ class Server:
         self.server_name = server_name or self.server_id
         self.max_payload = max_payload
         self.max_pending = max_pending
-        self.token, self.user, self.password = token, user, password
-        self.users = {u["user"]: u for u in users or ()}
-        self.no_auth_user = no_auth_user
-        self.auth_required = bool(token or user or self.users)
+        self.auth = Authenticator(token=token, user=user, password=password, users=users,
+                                  no_auth_user=no_auth_user)
         self.slow_consumers = 0
         self.stats = {"total_connections": 0, "in_msgs": 0, "in_bytes": 0, "out_msgs": 0,
                       "out_bytes": 0}
@@ -108,7 +107,7 @@ class Server:
                 "host": self.host, "port": self.port, "headers": True,
                 "max_payload": self.max_payload, "jetstream": self.js is not None,
                 "client_id": cid, "client_ip": "127.0.0.1",
-                **({"auth_required": True} if self.auth_required else {}),
+                **({"auth_required": True} if self.auth.required else {}),
                 **({"ldm": True} if self.ldm else {}), **extra,
                 "jsstore_version": JSSTORE_VERSION}
         return gojson.encode(info)
@@ -119,29 +118,6 @@ class Server:
         if account is None:
             account = self.accounts[name] = Account(self, name)
         return account
-
-    def authorize(self, options: dict):
-        """A CONNECT's credentials: None when refused, else (permissions or None, account)
-        -- by token, by the user and password given to the server, by one of the
-        configured users, or as the no_auth_user when it gives none."""
-        refused = None
-        accepted = (None, self.global_account)
-        if self.token:
-            return accepted if options.get("auth_token") == self.token else refused
-        if self.users:
-            name = options.get("user")
-            if (self.no_auth_user and not name and not options.get("pass")
-                    and not options.get("auth_token")):
-                entry = self.users[self.no_auth_user]
-            else:
-                entry = self.users.get(name)
-                if entry is None or options.get("pass") != entry["password"]:
-                    return refused
-            return entry.get("permissions"), self.account(entry.get("account", GLOBAL_ACCOUNT))
-        if self.user:
-            return (accepted if options.get("user") == self.user
-                    and options.get("pass") == self.password else refused)
-        return accepted
 
     # -- clients ------------------------------------------------------------------------------
     def client_gone(self, client: Client) -> None:
