@@ -227,6 +227,33 @@ def test_a_fault_when_a_block_fills_and_the_next_one_starts(tmp_path):
     store.stop()
 
 
+# -- folders -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sync", ["always", None])
+def test_with_sync_always_the_folders_a_store_makes_are_synced(tmp_path, sync):
+    """A stream's and a consumer's folders reach the disk before anything is written in them
+    (their parents fsynced): a power loss after a synced PubAck cannot take the stream's
+    folder away.  Shown by failing the fsync of the folder that holds the new ones."""
+    streams = tmp_path / "streams"
+    options = dict(sync_interval=0) if sync is None else dict(sync=sync)
+    faults.arm("fsync", errno.EIO, path=os.fspath(streams))
+    if sync is None:
+        jsstore.FileStore(streams / "F", _cfg(), StoreOptions(**options)).stop()
+        return
+    with pytest.raises(OSError) as caught:
+        jsstore.FileStore(streams / "F", _cfg(), StoreOptions(**options))
+    assert caught.value.errno == errno.EIO
+    faults.disarm()
+    store = jsstore.FileStore(streams / "G", _cfg(), StoreOptions(**options))
+    try:
+        faults.arm("fsync", errno.EIO, path=os.fspath(streams / "G" / "obs"))
+        with pytest.raises(OSError):
+            store.consumer_store("C", 0, {"durable_name": "C", "ack_policy": "explicit"})
+    finally:
+        faults.disarm()
+        store.stop()
+
+
 # -- index.db and thw.db -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("op", ["write", "fsync"])

@@ -117,10 +117,11 @@ def run_server(tmp_path, body):
         js.close()
 
 
-async def answers_of(conns: list, count: int) -> list[list[dict]]:
-    """Run the loop until the connections got `count` answers between them."""
+async def answers_of(conns: list, count: int, tries: int = 3000) -> list[list[dict]]:
+    """Run the loop until the connections got `count` answers between them (or `tries`
+    looks 5 ms apart went by)."""
     got = [[] for _ in conns]
-    for _ in range(3000):
+    for _ in range(tries):
         for i, conn in enumerate(conns):
             got[i].extend(json.loads(f[3]) for f in frames(conn.read()) if f[1] == "1")
         if sum(map(len, got)) >= count:
@@ -229,7 +230,16 @@ def test_an_fsync_error_acknowledges_nothing(tmp_path, monkeypatch):
     async def body(server, js):
         conn = Conn(server, 1)
         conn.feed(pubs(5))
-        return (await answers_of([conn], 5))[0]
+        got = (await answers_of([conn], 5))[0]
+        # the failed fsync stays the store's error: later writes are refused with it (the
+        # server answers nothing to a publish its store refused), reads go on
+        with js.lock:
+            store = js.lookup_stream_locked("S").store
+        assert store.write_error is not None and store.write_error.errno == errno.EIO
+        conn.feed(pubs(1, start=5))
+        assert (await answers_of([conn], 1, tries=100))[0] == []
+        assert store.state().last_seq == 5
+        return got
 
     got = run_server(tmp_path, body)
     assert len(got) == 5

@@ -10,7 +10,7 @@ from jsstore._core.engine import BlockStore
 from jsstore._core.subjects import SubjectIndex
 from jsstore.errors import StoreClosed, StoreEOF
 from jsstore.gocompat.durations import SECOND
-from jsstore.store.ttl import NEVER, TTLSchedule
+from jsstore.store.ttl import TTLSchedule
 
 
 class StoreBase(BlockStore):

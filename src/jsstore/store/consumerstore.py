@@ -34,7 +34,7 @@ from jsstore.errors import CorruptFile, OldUpdate, StoreClosed, StoreError, Writ
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.store.contract import FILE_STORAGE, MEMORY_STORAGE, ConsumerState
-from jsstore.store.files import write_atomically
+from jsstore.store.files import make_dirs, write_atomically
 
 CONSUMER_DIR = "obs"
 META_FILE = "meta.inf"
@@ -300,7 +300,7 @@ class FileConsumerStore(_ConsumerStoreBase):
 
         self._hash_key = hashing.consumer_meta_hash_key(stream_name, name)
         existed = os.path.isdir(self.directory)
-        os.makedirs(self.directory, mode=DIR_PERMS, exist_ok=True)
+        make_dirs(self.directory, DIR_PERMS, sync)
         try:
             if not os.path.exists(os.path.join(self.directory, META_FILE)):
                 self._write_config_locked()

@@ -42,6 +42,26 @@ def write_atomically(path: str, data: bytes, sync: bool = True) -> None:
         raise
 
 
+def make_dirs(path: str, mode: int, sync: bool) -> None:
+    """os.makedirs(path, mode, exist_ok=True); with `sync`, every folder it creates is
+    made durable too (the folder holding it synced once it exists), so that a power loss
+    after the first synced write inside cannot take the folder away."""
+    if not sync:
+        os.makedirs(path, mode=mode, exist_ok=True)
+        return
+    missing = []
+    current = os.path.abspath(path)
+    while not os.path.isdir(current):
+        missing.append(current)
+        current = os.path.dirname(current)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, mode)
+        except FileExistsError:
+            continue        # made meanwhile by another store: its maker syncs it
+        sync_dir(os.path.dirname(folder))
+
+
 def sync_dir(directory: str) -> None:
     """fsync a folder: the names created, renamed or removed in it are durable."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)

@@ -45,7 +45,7 @@ from jsstore.store.config import (
 )
 from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore
 from jsstore.store.contract import FILE_STORAGE
-from jsstore.store.files import lock_stream_dir, write_atomically
+from jsstore.store.files import lock_stream_dir, make_dirs, write_atomically
 from jsstore.store.syncgroup import SyncTarget
 from jsstore.store.snapshot import snapshot_stream
 from jsstore.store.ttl import TTLSchedule, ttl_from_header
@@ -105,7 +105,7 @@ class FileStore(StoreBase):
         self._in_group = False
         self._sealed_targets: list[SyncTarget] = []
         self._dir_dirty = False
-        os.makedirs(self.msgs_dir, mode=DIR_MODE, exist_ok=True)
+        make_dirs(self.msgs_dir, DIR_MODE, sync=options.sync == "always")
         self._lock_fd = lock_stream_dir(self.directory)
         try:
             if not os.path.exists(os.path.join(self.directory, META_FILE)):
@@ -192,7 +192,7 @@ class FileStore(StoreBase):
             elif self.compression == ALG_NONE:
                 # the group's owner syncs it with the next collect
                 self._sealed_targets.append(
-                    SyncTarget(os.dup(mb.file_fd), mb.path, mb.raw_bytes))
+                    SyncTarget(os.dup(mb.file_fd), mb.path, mb.raw_bytes, self))
         mb.close_file()
         if self.compression != ALG_NONE:
             data = mb.raw_data()
@@ -243,6 +243,12 @@ class FileStore(StoreBase):
             write_atomically(path, data, sync)
         except OSError as exc:
             self._write_failed(f"write {path}", exc)
+
+    def sync_failed(self, path: str, exc: OSError) -> None:
+        """A group commit's fsync of `path` failed (on the sync thread): kept as the
+        store's write error, as a failed fsync of its own would be."""
+        if self.write_error is None:
+            self.write_error = WriteError(f"sync {path}: {_os_error_text(exc)}", exc.errno or 0)
 
     def _write_failed(self, what: str, exc: OSError):
         """Keep the first write error (every later write fails with it until the store is
@@ -548,11 +554,11 @@ class FileStore(StoreBase):
         if self._dir_dirty:
             self._dir_dirty = False
             fd = os.open(self.msgs_dir, os.O_RDONLY | os.O_DIRECTORY)
-            targets.insert(0, SyncTarget(fd, self.msgs_dir, None))
+            targets.insert(0, SyncTarget(fd, self.msgs_dir, None, self))
         mb = self.lmb
         if mb is not None and mb.file_fd >= 0:
             self.flush_all_pending()
-            targets.append(SyncTarget(os.dup(mb.file_fd), mb.path, mb.raw_bytes))
+            targets.append(SyncTarget(os.dup(mb.file_fd), mb.path, mb.raw_bytes, self))
         return targets
 
     def _sync_loop(self) -> None:

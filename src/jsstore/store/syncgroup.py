@@ -18,14 +18,15 @@ from jsstore.store import durablelog
 
 
 class SyncTarget:
-    """One fsync: a duplicated descriptor, the file's path, and the length known written
-    when it was taken (None for a folder)."""
-    __slots__ = ("fd", "path", "length")
+    """One fsync: a duplicated descriptor, the file's path, the length known written when
+    it was taken (None for a folder), and the store it is for (told when it fails)."""
+    __slots__ = ("fd", "path", "length", "store")
 
-    def __init__(self, fd: int, path: str, length: int | None):
+    def __init__(self, fd: int, path: str, length: int | None, store=None):
         self.fd = fd
         self.path = path
         self.length = length
+        self.store = store
 
 
 class SyncGroup:
@@ -43,7 +44,10 @@ class SyncGroup:
 
     def run(self, targets: list[SyncTarget]) -> str | None:
         """fsync every target (any thread); None when all succeeded, else the first error as
-        Go's os.File.Sync words it.  The descriptors are closed either way."""
+        Go's os.File.Sync words it.  The descriptors are closed either way.  The store of
+        the target that failed keeps the error and refuses every later write with it (once
+        an fsync has failed, what the kernel held for that file may be gone while a later
+        fsync succeeds)."""
         error = None
         for target in targets:
             try:
@@ -59,6 +63,8 @@ class SyncGroup:
             except OSError as exc:
                 text = faults.errno_text(exc.errno) if exc.errno else str(exc)
                 error = f"sync {target.path}: {text}"
+                if target.store is not None:
+                    target.store.sync_failed(target.path, exc)
             finally:
                 os.close(target.fd)
         return error
