@@ -53,7 +53,7 @@ class Side:
     """One server with two connections, and the ack subjects it delivered so far."""
 
     def __init__(self, stream: dict, consumer: dict, plain: bool):
-        self.js = jsstore.open(None)
+        self.js = jsstore.open(None, timers=False)   # no tick may act on one side only
         self.js.add_stream(name="S", subjects=["s.*"], **stream)
         self.js.add_consumer("S", durable_name="C", **consumer)
         if plain:
