@@ -25,11 +25,18 @@ java:
 		SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
 		$$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends openjdk-17-jre-headless; }
 
-build: deps
+# the extensions built in place, then jsstore installed into .venv in editable mode (so
+# that .venv/bin/jsstore and `import jsstore` work from anywhere)
+EDITABLE := $(VENV)/.editable-stamp
+build: deps $(EDITABLE)
 	$(PY) setup.py -q build_ext --inplace -j 2
 
+$(EDITABLE): $(STAMP) pyproject.toml setup.py
+	JSSTORE_INPLACE_BUILT=1 $(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	touch $(EDITABLE)
+
 serve: build
-	PYTHONPATH=src $(PY) -m jsstore serve -js -a 127.0.0.1 -p 4222 -sd ./data
+	$(VENV)/bin/jsstore serve -js -a 127.0.0.1 -p 4222 -sd ./data
 
 test: build
 	$(PY) -m pytest -q tests

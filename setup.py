@@ -6,6 +6,10 @@ Every module is linked with the C helpers in csrc/ (small, dependency free), so 
 JSSTORE_EXTRA_CFLAGS and JSSTORE_EXTRA_LDFLAGS (space separated) are added to every
 module's compile and link flags: `make test-asan` builds a copy of the tree with
 "-fsanitize=address,undefined" through them.
+
+JSSTORE_INPLACE_BUILT=1 declares no extension: `make` builds them in place (in parallel)
+and then installs the tree into .venv in editable mode, which would otherwise compile
+every module a second time.
 """
 import glob
 import os
@@ -53,4 +57,4 @@ def extensions():
     )
 
 
-setup(ext_modules=extensions())
+setup(ext_modules=[] if os.environ.get("JSSTORE_INPLACE_BUILT") == "1" else extensions())
