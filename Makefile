@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 
-.PHONY: all deps build test bench bench-durable bench-spark bench-load clean fuzz fuzz-all \
+.PHONY: all deps build test bench bench-save bench-compare bench-durable bench-spark bench-load clean fuzz fuzz-all \
 	fuzz-replay test-asan serve java soak
 
 all: build
@@ -89,6 +89,35 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		$(PY) -m pytest -q -s -p no:cacheprovider -o pythonpath=build/asan/src $(ASAN_TESTS) \
 		--deselect tests/test_subjects.py::test_memory_per_subject_at_one_million
+
+# pytest-benchmark regression runs: bench-save keeps a run (with its machine information)
+# as the baseline; bench-compare runs again and fails when a benchmark's ratio to its
+# same-run baseline (SQLite, LMDB or nats-server) fell by more than BENCH_THRESHOLD.
+# In-process benchmarks are timed in CPU seconds of the process (steadier on a shared
+# machine), the server ones in wall-clock seconds (the work is in the servers).
+BENCH_INPROCESS := bench/test_bench_store.py bench/test_bench_publish.py \
+	bench/test_bench_consumers.py
+BENCH_N ?= 200000
+BENCH_ROUNDS ?= 5
+BENCH_ARGS ?=
+BENCH_TIMER ?= --benchmark-timer=time.process_time
+BENCH_THRESHOLD ?= 0.25
+BENCH_SAVED := bench/results/saved
+BENCH_PYTEST := JSSTORE_BENCH_N=$(BENCH_N) JSSTORE_BENCH_ROUNDS=$(BENCH_ROUNDS) $(PY) -m pytest \
+	-q -p no:cacheprovider $(BENCH_ARGS)
+define bench_run
+	mkdir -p $(1)
+	$(BENCH_PYTEST) $(BENCH_INPROCESS) $(BENCH_TIMER) \
+		--benchmark-json=$(1)/inprocess.json
+	$(BENCH_PYTEST) bench/test_bench_server.py --benchmark-json=$(1)/server.json
+endef
+bench-save: build
+	$(call bench_run,$(BENCH_SAVED))
+
+bench-compare: build
+	@test -d $(BENCH_SAVED) || { echo "no saved run: make bench-save first"; exit 2; }
+	$(call bench_run,build/bench/run)
+	$(PY) bench/compare.py $(BENCH_SAVED) build/bench/run --threshold $(BENCH_THRESHOLD)
 
 bench-durable: build
 	$(PY) bench/durable.py

@@ -6,6 +6,7 @@ here unless ``--bench-smoke`` asks for one untimed pass of each benchmark.
 """
 
 import pytest
+import ratios
 
 
 def pytest_addoption(parser):
@@ -20,3 +21,10 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if hasattr(config.option, "benchmark_enable") and not config.getoption("--bench-smoke", False):
         config.option.benchmark_enable = True
+
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    """Each benchmark's speed relative to its group's baseline measured in the same run
+    (`ratio`, bench/ratios.py).  Machines here are noisy: a run compared with an earlier
+    one compares these ratios, not the times."""
+    ratios.add_ratios(output_json["benchmarks"])

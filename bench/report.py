@@ -2,12 +2,14 @@
 
     python bench/report.py [--quick] [--n N] [--reps R] [--reopen-n M] [--memory-n K]
                            [--skip-reopen] [--skip-memory] [--dir DIR] [--json FILE] [--check]
+                           [--plot FILE.png]
 
 The store workloads (``workloads.py``) run in this process, the stores of one
 operation one after the other in an order that rotates each repetition; a rate is
 the median over the repetitions.  The reopen and memory measurements run in child
 processes (``probes.py``).  ``--check`` makes the exit status 1 when a target is not
-met; without it the script only reports.
+met; without it the script only reports.  ``--plot`` draws each operation's ratio beside
+its target (bench/plot.py, matplotlib).
 """
 
 from __future__ import annotations
@@ -258,6 +260,18 @@ def print_report(args, runner: Runner, reopen: dict | None, mem: dict | None,
     return rows
 
 
+def plot_targets(args, runner: Runner) -> None:
+    from plot import plot_ratios
+    points = []
+    for op in OPERATIONS:
+        ours, theirs = runner.median(op.name, "jsstore-file"), runner.median(op.name, op.baseline)
+        if ours and theirs:
+            points.append((f"{op.name} vs {op.baseline}", ours / theirs, op.target_ratio))
+    plot_ratios(points, args.plot, f"jsstore file store, {args.n:,} messages, "
+                                   f"median of {args.reps} (bars: measured, ticks: target)")
+    progress(f"plot written to {args.plot}")
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes for a fast look")
@@ -270,6 +284,7 @@ def parse_args(argv=None):
     parser.add_argument("--dir", help="where the temporary stores go (default: the system temp dir)")
     parser.add_argument("--json", help="also write every measurement to this file")
     parser.add_argument("--check", action="store_true", help="exit 1 unless every target passes")
+    parser.add_argument("--plot", help="draw the ratios against their targets into this PNG file")
     args = parser.parse_args(argv)
     args.n = args.n or data.bench_n(args.quick)
     args.reopen_n = args.reopen_n or (200_000 if args.quick else 10_000_000)
@@ -311,6 +326,8 @@ def main(argv=None) -> int:
                        "rates": {f"{op} {name}": r for (op, name), r in runner.rates.items()},
                        "cpu_rates": {f"{op} {name}": r for (op, name), r in runner.cpu_rates.items()}},
                       out, indent=2)
+    if args.plot:
+        plot_targets(args, runner)
     failed = any(row["result"] != "PASS" for row in rows)
     return 1 if args.check and failed else 0
 

@@ -14,9 +14,12 @@ import tempfile
 
 import data
 import pytest
+from ratios import record_contender
+from report import OPERATIONS
 from workloads import DRIVERS, split_batches, verify
 
 ROUNDS = int(os.environ.get("JSSTORE_BENCH_ROUNDS", "3"))
+BASELINE = {op.name: op.baseline for op in OPERATIONS}     # the targets' baselines
 WRITERS = ["jsstore-file", "jsstore-memory", "sqlite", "lmdb"]
 POINT_READERS = ["jsstore-file", "jsstore-memory", "sqlite", "lmdb"]
 SUBJECT_READERS = ["jsstore-file", "jsstore-memory", "sqlite"]  # LMDB has no subject index
@@ -57,14 +60,15 @@ def built_stores(msgs, work_dir):
         driver.close()
 
 
-def record_rate(benchmark, ops):
+def record_rate(benchmark, ops, operation, name):
+    record_contender(benchmark, name, BASELINE[operation])
     benchmark.extra_info["ops_per_round"] = ops
     stats = getattr(benchmark, "stats", None)
     if stats is not None:
         benchmark.extra_info["msgs_per_s"] = round(ops / stats.stats.median)
 
 
-def run_write_rounds(benchmark, name, work_dir, msgs, workload, payload):
+def run_write_rounds(benchmark, operation, name, work_dir, msgs, workload, payload):
     def setup():
         directory = tempfile.mkdtemp(prefix=name + "-", dir=work_dir)
         return (DRIVERS[name](directory), directory), {}
@@ -76,20 +80,21 @@ def run_write_rounds(benchmark, name, work_dir, msgs, workload, payload):
 
     benchmark.pedantic(lambda driver, directory: workload(driver, payload),
                        setup=setup, teardown=teardown, rounds=ROUNDS)
-    record_rate(benchmark, len(msgs))
+    record_rate(benchmark, len(msgs), operation, name)
 
 
 @pytest.mark.benchmark(group="store_msg (one call per message)")
 @pytest.mark.parametrize("name", WRITERS)
 def test_store_msg(benchmark, name, msgs, work_dir):
-    run_write_rounds(benchmark, name, work_dir, msgs, lambda d, m: d.store_each(m), msgs)
+    run_write_rounds(benchmark, "store_msg", name, work_dir, msgs,
+                     lambda d, m: d.store_each(m), msgs)
 
 
 @pytest.mark.benchmark(group="store_batch (1000 messages a call)")
 @pytest.mark.parametrize("name", WRITERS)
 def test_store_batch(benchmark, name, msgs, work_dir):
-    run_write_rounds(benchmark, name, work_dir, msgs, lambda d, b: d.store_batches(b),
-                     split_batches(msgs))
+    run_write_rounds(benchmark, "store_batch", name, work_dir, msgs,
+                     lambda d, b: d.store_batches(b), split_batches(msgs))
 
 
 @pytest.mark.benchmark(group="load_msg (random sequences)")
@@ -98,7 +103,7 @@ def test_load_msg(benchmark, name, msg_count, built_stores):
     driver = built_stores(name)
     seqs = data.random_seqs(min(msg_count, 200_000), 1, msg_count)
     benchmark.pedantic(driver.load_points, args=(seqs,), rounds=ROUNDS + 2)
-    record_rate(benchmark, len(seqs))
+    record_rate(benchmark, len(seqs), "load_msg", name)
 
 
 @pytest.mark.benchmark(group="load_last_msg (random subject)")
@@ -107,7 +112,7 @@ def test_load_last_msg(benchmark, name, msg_count, built_stores):
     driver = built_stores(name)
     subjects = data.random_subject_queries(min(msg_count, 100_000))
     benchmark.pedantic(driver.load_lasts, args=(subjects,), rounds=ROUNDS + 2)
-    record_rate(benchmark, len(subjects))
+    record_rate(benchmark, len(subjects), "load_last_msg", name)
 
 
 @pytest.mark.benchmark(group="num_pending (one subject, from a random seq)")
@@ -116,4 +121,4 @@ def test_num_pending(benchmark, name, msg_count, built_stores):
     driver = built_stores(name)
     queries = data.random_pending_queries(min(msg_count, 20_000), msg_count)
     benchmark.pedantic(driver.pending_counts, args=(queries,), rounds=ROUNDS + 2)
-    record_rate(benchmark, len(queries))
+    record_rate(benchmark, len(queries), "num_pending", name)
