@@ -102,6 +102,21 @@ def test_a_failing_factory_leaves_no_stream(tmp_path):
     js.close()
 
 
+def test_what_the_factory_makes_must_be_a_stream_store(tmp_path):
+    class Half:
+        def store_msg(self, subject, hdr, msg, ttl=0):
+            return 1, 1
+
+    js = jsstore.open(tmp_path, store_factory=lambda d, c, o: Half())
+    with pytest.raises(TypeError) as info:
+        js.add_stream(name="S", subjects=["s"])
+    assert "Half, not a StreamStore" in str(info.value)
+    assert "load_msg" in str(info.value) and "last_seq" in str(info.value)
+    assert "store_msg," not in str(info.value)
+    assert not os.path.exists(stream_path(tmp_path))
+    js.close()
+
+
 def test_a_factory_needs_a_directory():
     with pytest.raises(ValueError):
         jsstore.open(None, store_factory=Factory())

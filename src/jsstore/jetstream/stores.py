@@ -21,6 +21,19 @@ from jsstore.store.filestore import DIR_MODE, META_FILE, META_SUM_FILE, FileStor
 from jsstore.store.memstore import MemStore
 
 
+def checked(store) -> StreamStore:
+    """`store` when it satisfies the StreamStore Protocol; else TypeError naming what it
+    lacks."""
+    if isinstance(store, StreamStore):
+        return store
+    wanted = set(StreamStore.__annotations__) | {
+        name for name, value in vars(StreamStore).items()
+        if callable(value) and not name.startswith("_")}
+    missing = sorted(name for name in wanted if not hasattr(store, name))
+    raise TypeError(f"the store factory made a {type(store).__name__}, not a StreamStore "
+                    f"(jsstore.store.contract); it lacks {', '.join(missing)}")
+
+
 def write_stream_meta(directory: str, name: str, meta: bytes, sync: bool = True) -> None:
     """The stream's meta.inf (`meta`, nats-server's FileStreamInfo JSON) and meta.sum."""
     write_atomically(os.path.join(directory, META_FILE), meta, sync)
@@ -59,7 +72,7 @@ class StreamStores:
         make_dirs(directory, DIR_MODE, sync=self._sync)
         try:
             write_stream_meta(directory, name, meta, self._sync)
-            return self.factory(directory, config, self.options)
+            return checked(self.factory(directory, config, self.options))
         except BaseException:
             if made:        # (what was there before stays)
                 shutil.rmtree(directory, ignore_errors=True)
@@ -69,7 +82,7 @@ class StreamStores:
         """The store of a stream found in `directory` (its meta.inf read)."""
         if self.factory is None:
             return FileStore(directory, config, self.options)
-        return self.factory(directory, config, self.options)
+        return checked(self.factory(directory, config, self.options))
 
     def update(self, store: StreamStore, name: str, storage: str, config: StoreConfig,
                meta: bytes) -> None:

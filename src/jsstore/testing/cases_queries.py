@@ -7,7 +7,7 @@ import time
 import pytest
 
 from jsstore import errors
-from jsstore.store.contract import SimpleState
+from jsstore.store.contract import SimpleState, StreamStore
 from jsstore.testing.cases_messages import HDR, SUBJECTS, fill
 from jsstore.testing.harness import StoreHarness
 
@@ -191,6 +191,9 @@ class QueryCases(StoreHarness):
         total2, used2 = store.utilization()
         assert used2 == store.state().bytes < used
         assert total2 >= used2
+
+    def test_satisfies_the_protocol(self):
+        assert isinstance(self.create(), StreamStore)
 
     def test_type(self):
         store = self.create()
