@@ -7,7 +7,7 @@
             return MyStore(directory, config)
 
 pytest then runs every case of the contract (``MessageCases``, ``BulkCases``,
-``QueryCases``: about fifty tests, most of them across a stop and reopen of the store)
+``QueryCases``: 43 tests, most of them across a stop and reopen of the store)
 and the model-based test (``ModelCases``) against ``MyStore``.  Class attributes adapt
 the kit to the store (``jsstore.testing.harness.StoreHarness``): ``storage = "memory"``
 and ``reopens = False`` for a store that keeps nothing, ``config_defaults``,

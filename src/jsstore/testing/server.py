@@ -94,7 +94,9 @@ def start_server(command: list[str], store_dir: str, *, env: dict | None = None,
             return server
         if process.poll() is not None or time.monotonic() > deadline:
             server.stop()
-            raise RuntimeError(f"{' '.join(args)} did not start:\n{server.log_text()}")
+            log = server.log_text()
+            os.unlink(log_path)
+            raise RuntimeError(f"{' '.join(args)} did not start:\n{log}")
         time.sleep(0.01)
 
 
