@@ -76,3 +76,38 @@ def test_the_plugin_entry_point_is_declared():
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
         project = tomllib.load(f)["project"]
     assert project["entry-points"]["pytest11"] == {"jsstore": "jsstore.testing.plugin"}
+
+
+THIRD_PARTY = '''
+import jsstore
+from jsstore.testing import StreamStoreContract
+
+
+class TestMyStore(StreamStoreContract):
+    storage = "memory"
+    reopens = False
+    model_examples = 10
+
+    def open_store(self, directory, config):
+        return jsstore.MemStore(config)
+
+
+def test_against_a_server(jsstore_server):
+    assert jsstore_server.startswith("nats://127.0.0.1:")
+
+
+def test_embedded(jetstream_sync):
+    assert jetstream_sync.add_stream(name="S", subjects=["s"]).config.name == "S"
+'''
+
+
+def test_a_project_of_its_own_uses_the_kit_and_the_fixtures(tmp_path):
+    """Outside jsstore's tests (no conftest of ours): the plugin loaded as the entry point
+    would load it, the kit in a few lines."""
+    (tmp_path / "test_mine.py").write_text(THIRD_PARTY)
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "jsstore.testing.plugin",
+                          "-p", "no:cacheprovider", "test_mine.py"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "46 passed" in run.stdout
