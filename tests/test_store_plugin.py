@@ -146,11 +146,15 @@ def test_snapshot_restore_through_the_factory(tmp_path):
         js.close()
 
 
-def test_factory_spec_resolution():
+def test_factory_spec_resolution(tmp_path, monkeypatch):
+    (tmp_path / "broken_factory_mod.py").write_text("raise RuntimeError('half\\nway')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
     assert load_store_factory("os.path:join") is os.path.join
     for spec, words in [("nojoin", "module:callable"), (":x", "module:callable"),
                         ("no_such_module_here:f", "cannot import"),
-                        ("os.path:nope", "has no nope"), ("os:sep", "not callable")]:
+                        ("os.path:nope", "has no nope"), ("os:sep", "not callable"),
+                        ("broken_factory_mod:f", "cannot import broken_factory_mod: "
+                                                 "RuntimeError: half")]:
         with pytest.raises(FactorySpecError) as info:
             load_store_factory(spec)
         assert words in str(info.value) and "\n" not in str(info.value)

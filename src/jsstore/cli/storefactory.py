@@ -26,9 +26,10 @@ def load_store_factory(spec: str):
         sys.path.insert(0, cwd)
     try:
         target = importlib.import_module(module_name)
-    except ImportError as exc:
+    except Exception as exc:    # (not only ImportError: the module's own code may fail)
+        reason = (str(exc).splitlines() or [""])[0]
         raise FactorySpecError(f"--store-factory {spec!r}: cannot import {module_name}: "
-                               f"{exc}".splitlines()[0]) from None
+                               f"{type(exc).__name__}: {reason}") from None
     for part in attr_path.split("."):
         try:
             target = getattr(target, part)
