@@ -1,15 +1,16 @@
-"""Shared fixtures: one test body runs against every store permutation.
+"""Shared fixtures.
 
-`store_factory` yields a StoreFactory for: the memory store, the file store with default
-blocks, with tiny blocks (many rollovers), with tiny s2- and lz4-compressed blocks, and each
-of the file ones again in "reopen" mode, where `factory.reopen()` stops the store and opens
-it again on the same directory (for the memory store, and in plain mode, reopen is a no-op
-that returns the same store).
+`file_factory` yields a StoreFactory for the file store with default blocks, with tiny
+blocks (many rollovers), and with tiny s2- and lz4-compressed blocks (the store contract
+itself runs through jsstore.testing's kit: test_store_contract.py).  The pytest plugin
+jsstore.testing.plugin (its fixtures: jetstream_sync, jsstore_server, ...) is loaded here
+unless the installed jsstore registers it already (its pytest11 entry point).
 """
 
 from __future__ import annotations
 
 import os
+from importlib import metadata
 
 import pytest
 
@@ -18,6 +19,9 @@ from jsstore import StoreOptions, StreamConfig
 from sparksession import spark  # noqa: F401  (one Spark session shared by test_spark_*.py)
 
 TINY_BLOCK = 1024
+PLUGIN = "jsstore.testing.plugin"
+pytest_plugins = [] if any(ep.value == PLUGIN for ep in metadata.entry_points(group="pytest11")) \
+    else [PLUGIN]
 
 
 class StoreFactory:
@@ -90,15 +94,6 @@ _KINDS = [
     ("file-lz4", "file", TINY_BLOCK, "lz4"),
 ]
 PERMUTATIONS = [(k, False) for k in _KINDS] + [(k, True) for k in _KINDS if k[1] == "file"]
-
-
-@pytest.fixture(params=PERMUTATIONS,
-                ids=[k[0] + ("-reopen" if r else "") for k, r in PERMUTATIONS])
-def store_factory(request, tmp_path):
-    (_, kind, block_size, compression), reopens = request.param
-    factory = StoreFactory(kind, str(tmp_path), block_size, compression, reopens)
-    yield factory
-    factory.close()
 
 
 @pytest.fixture(params=[k for k in PERMUTATIONS if k[0][1] == "file" and not k[1]],

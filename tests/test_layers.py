@@ -35,6 +35,7 @@ LAYERS = [
     ("jsstore.server", "jsstore.spark"),        # jsstore serve; the PySpark data source
     ("jsstore.cli",),                           # the jsstore command
     ("jsstore", "jsstore.__main__"),            # the package's public face
+    ("jsstore.testing",),                       # the store contract kit, the pytest plugin
 ]
 
 # (importing module, imported module) -> why the import sits inside a function

@@ -22,7 +22,10 @@ for ``idle_timeout`` seconds is dropped.
 Embedded differences: memory streams are snapshotted by writing their messages to a
 temporary file store first (nats-server 2.15 has its own archive for them); a snapshot
 restored into a memory stream has its messages copied into the new store and loses its
-consumers; ``jsck`` loads every message before the snapshot.  As nats-server does with a tar
+consumers; ``jsck`` loads every message before the snapshot.  A plug-in store (a
+JetStream's store factory) is snapshotted like a memory stream, without its consumers, and
+a restore into a file stream of such a JetStream goes through the factory the same way
+(messages copied, consumers not restored).  As nats-server does with a tar
 snapshot, the stream's name in the snapshot must be the restored stream's name.
 """
 
@@ -46,11 +49,9 @@ from jsstore.gocompat.times import rfc3339_nano
 from jsstore.jetstream.info import meta_info_json
 from jsstore.store.contract import StreamState
 from jsstore.store.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
-from jsstore.store.memstore import MemStore
 from jsstore.store.snapshot import restore_snapshot
-from jsstore.stream import advisories
+from jsstore.stream import advisories, configchecks
 from jsstore.stream import config as streamconfig
-from jsstore.stream import configchecks
 from jsstore.stream.config import StreamConfig
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire.bus import Msg
@@ -174,8 +175,8 @@ def adopt_stream(js, config: StreamConfig, store, created: str) -> None:
 def restore_stream(js, config: StreamConfig, data: bytes):
     """Create the stream `config` names from a snapshot's bytes; its info.  The request's
     configuration replaces the one in the snapshot, as in nats-server, but the names must
-    agree.  A file stream takes the snapshot's files (consumers included); a memory stream
-    gets a copy of the messages."""
+    agree.  A file stream takes the snapshot's files (consumers included); a memory stream,
+    or a file stream of a JetStream with a store factory, gets a copy of the messages."""
     name = config.name
     with js.lock:
         js.check_open()
@@ -203,23 +204,25 @@ def restore_stream(js, config: StreamConfig, data: bytes):
         target = stream_dir(js.directory, name, js.account) if to_file else None
         if target is not None and os.path.exists(target):
             raise api_errors.JSStreamNameExistRestoreFailedErr()
-        if to_file:
+        if to_file and js.stores.factory is None:
             for fname in (META_FILE, META_SUM_FILE):
                 os.remove(os.path.join(source_dir, fname))
             os.makedirs(os.path.dirname(target), exist_ok=True)
             os.rename(source_dir, target)
             store = FileStore(target, store_cfg, js.options, meta=meta)
         else:
+            # a memory stream, or a plug-in store (made by the JetStream's store factory):
+            # the messages are copied in, the snapshot's consumers are not
             source = FileStore(source_dir, streamconfig.to_store_config(original))
             try:
-                store = MemStore(store_cfg)
+                store = js.stores.create(name, normalized.storage, store_cfg, meta)
                 _copy_messages(source, store)
             finally:
                 source.stop()
         adopt_stream(js, normalized, store, created)
     except BaseException:
         if store is not None:
-            store.delete()
+            js.stores.delete(store, name, normalized.storage)
         raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)

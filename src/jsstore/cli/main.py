@@ -2,7 +2,7 @@
 
     jsstore serve [-p PORT] [-a HOST] [-js] [-sd DIR] [-n NAME] [-P PIDFILE] [-l LOGFILE]
                   [-c FILE] [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
-                  [--sync_interval always|DURATION]
+                  [--sync_interval always|DURATION] [--store-factory MODULE:CALLABLE]
     jsstore serve --signal ldm|stop|quit|term|reopen|reload=<pid or pid file>
     jsstore export --store DIR --stream S --to out.parquet [--subject F] [--since T] [--master URL]
 
@@ -19,6 +19,8 @@ subset described in jsstore.server.options (flags win over the file).
 answers a PubAck only once its message is on disk; the publishes of one event-loop
 iteration share one fsync per file (jsstore.server.durable).  A duration sets how often the
 stores fsync in the background (nats-server's default: 2 minutes).
+``--store-factory pkg.mod:callable`` makes every file stream's store with that callable
+(``jsstore.store.contract.StreamStoreFactory``; jsstore.cli.storefactory resolves it).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import time
 
 from jsstore.api import schemas
 from jsstore.api.disabled import not_enabled
+from jsstore.cli.storefactory import FactorySpecError, load_store_factory
 from jsstore.jetstream import account as jetstream
 from jsstore.jetstream.info import AccountLimits
 from jsstore.jetstream.limits import ServerResources
@@ -63,6 +66,7 @@ FLAGS = {
     "user": ("user", True), "pass": ("password", True), "auth": ("token", True),
     "sl": ("signal", True), "signal": ("signal", True),
     "sync": ("sync_interval", True), "sync_interval": ("sync_interval", True),
+    "store-factory": ("store_factory", True), "store_factory": ("store_factory", True),
 }
 
 # --signal <command>=<pid>: what each command sends, as nats-server maps them
@@ -158,15 +162,21 @@ def open_jetstreams(options: dict) -> tuple:
     resources = ServerResources.of_machine(
         store_dir, int(options.get("max_memory_store", options.get("max_mem", -1))),
         int(options.get("max_file_store", options.get("max_file", -1))))
+    factory = None
+    if options.get("store_factory"):
+        try:
+            factory = load_store_factory(options["store_factory"])
+        except FactorySpecError as exc:
+            raise UsageError(str(exc)) from None
     configured = options.get("accounts") or {}
     if not configured:
         return jetstream.open(store_dir, store_options(options), domain=domain,
-                              resources=resources), {}
+                              resources=resources, store_factory=factory), {}
     accounts = {}
     for name, limits in configured.items():
         accounts[name] = None if limits is None else jetstream.open(
             store_dir, store_options(options), account=name, limits=AccountLimits(**limits), domain=domain,
-            resources=resources)
+            resources=resources, store_factory=factory)
     return None, accounts
 
 

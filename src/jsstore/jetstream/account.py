@@ -10,6 +10,8 @@ A store directory has nats-server's layout: every file stream lives in
 ``<dir>/jetstream/$G/streams/<name>/`` with its configuration in ``meta.inf`` (nats-server's
 FileStreamInfo JSON: ``"Created"`` then the normalized stream configuration) and the
 HighwayHash of that file in ``meta.sum``.  Opening the directory again finds those streams.
+A file stream's store is a ``FileStore``, or what `store_factory` makes (a plug-in store,
+``jsstore.store.contract.StreamStoreFactory``; ``jsstore.jetstream.stores``).
 Memory streams are never written to disk, as in nats-server; in memory-only mode
 (``open()``) every stream is held in memory whatever its ``storage`` says.
 
@@ -41,14 +43,13 @@ from jsstore.jetstream.info import (
     StreamInfo,
     meta_info_json,
 )
+from jsstore.jetstream.stores import StreamStores
 from jsstore.jetstream.timers import TimerThread
 from jsstore.state import StreamState
 from jsstore.store.config import StoreOptions
-from jsstore.store.filestore import FileStore, stream_dir
-from jsstore.store.memstore import MemStore
-from jsstore.stream import advisories, batches, expiry
+from jsstore.store.contract import StreamStoreFactory
+from jsstore.stream import advisories, batches, configchecks, expiry
 from jsstore.stream import config as streamconfig
-from jsstore.stream import configchecks
 from jsstore.stream.config import StreamConfig
 from jsstore.stream.puback import PubAck
 from jsstore.stream.sources import SourceManager
@@ -117,9 +118,12 @@ class JetStream:
                  clock: Callable[[], int] | None = None, timers: bool | None = None,
                  account: str = ACCOUNT, limits: AccountLimits | None = None,
                  domain: str | None = None,
-                 resources: account_limits.ServerResources | None = None):
+                 resources: account_limits.ServerResources | None = None,
+                 store_factory: StreamStoreFactory | None = None):
         self.directory = None if directory is None else os.fspath(directory)
         self.options = options
+        # the file streams' stores: FileStore, or store_factory's (jsstore.jetstream.stores)
+        self.stores = StreamStores(self.directory, account, options, store_factory)
         self.account = account      # its streams live in <directory>/jetstream/<account>/
         self.limits = limits if limits is not None else account_limits.UNLIMITED
         # the server's limits, shared with the other accounts' JetStreams
@@ -156,8 +160,8 @@ class JetStream:
             if found.reason:
                 self.unrecovered[found.name] = found.reason
                 continue
-            store = FileStore(found.directory, streamconfig.to_store_config(found.config),
-                              self.options)
+            store = self.stores.reopen(found.directory,
+                                       streamconfig.to_store_config(found.config))
             self._streams[found.name] = self._new_stream(found.config, store, found.created,
                                                          recovered=True)
         for stream in list(self._streams.values()):
@@ -312,11 +316,8 @@ class JetStream:
             configchecks.check_overlap(normalized, others)
             created = rfc3339_nano(time.time_ns())
             store_cfg = streamconfig.to_store_config(normalized)
-            if self.directory is not None and normalized.storage == "file":
-                store = FileStore(stream_dir(self.directory, cfg.name, self.account), store_cfg,
-                                  self.options, meta=meta_info_json(normalized, created))
-            else:
-                store = MemStore(store_cfg)
+            store = self.stores.create(cfg.name, normalized.storage, store_cfg,
+                                       meta_info_json(normalized, created))
             stream = self._new_stream(normalized, store, created)
             self._streams[cfg.name] = stream
             self._routes.clear()
@@ -354,9 +355,9 @@ class JetStream:
                 consumers=self.consumers.configs_locked(stream.name), max_bytes=rule)
             account_limits.check_update(self.limits, others, stream.config, updated,
                                         self.resources)
-            if isinstance(stream.store, FileStore):
-                stream.store.meta = meta_info_json(updated, stream.created)
-            stream.store.update_config(streamconfig.to_store_config(updated))
+            self.stores.update(stream.store, stream.name, stream.config.storage,
+                               streamconfig.to_store_config(updated),
+                               meta_info_json(updated, stream.created))
             stream.set_config(updated)
             self._routes.clear()
             self._stream_changed(stream)
@@ -373,7 +374,7 @@ class JetStream:
                 self._sources.detach(name)
             self._batches.discard(name)
             self.consumers.stream_deleted_locked(name)
-            stream.store.delete()
+            self.stores.delete(stream.store, name, stream.config.storage)
             self._advise_stream(name, "delete")
             return True
 
@@ -618,13 +619,18 @@ def open(directory: str | os.PathLike | None = None,
          clock: Callable[[], int] | None = None, timers: bool | None = None,
          account: str = ACCOUNT, limits: AccountLimits | None = None,
          domain: str | None = None,
-         resources: account_limits.ServerResources | None = None) -> JetStream:
+         resources: account_limits.ServerResources | None = None,
+         store_factory: StreamStoreFactory | None = None) -> JetStream:
     """The streams of a store directory (created when missing); None keeps them in memory.
     `clock` (Unix ns) replaces the wall clock for everything timed: stamps, windows,
     expiry. Timed work (expiry, schedules) runs on a thread of its own with the wall clock,
     unless `timers` is False; with a clock of your own, call ``js.tick()``.  `account`
     names the account whose streams these are (``<directory>/jetstream/<account>/``),
     `limits` its JetStream limits, `domain` the JetStream domain its answers name,
-    `resources` the server's limits it shares with other accounts' JetStreams."""
+    `resources` the server's limits it shares with other accounts' JetStreams.
+    `store_factory` makes the store of every file-storage stream instead of FileStore
+    (``jsstore.store.contract.StreamStoreFactory``: ``factory(directory, config, options)``;
+    memory streams keep MemStore); it needs a directory."""
     return JetStream(directory, options, clock=clock, timers=timers, account=account,
-                     limits=limits, domain=domain, resources=resources)
+                     limits=limits, domain=domain, resources=resources,
+                     store_factory=store_factory)

@@ -285,7 +285,9 @@ class ConsumerRegistry:
     def _remove_locked(self, consumer: Consumer, *, advise: bool = True) -> None:
         stream = consumer.stream
         self._by_stream.get(stream.name, {}).pop(consumer.name, None)
-        stream.store._consumers.pop(consumer.name, None)
+        kept = getattr(stream.store, "_consumers", None)    # (a plug-in store may keep none)
+        if kept is not None:
+            kept.pop(consumer.name, None)
         if advise:
             self._advise(stream.name, consumer.name, "delete")
         consumer.stop(delete=True)

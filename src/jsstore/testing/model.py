@@ -1,4 +1,5 @@
-"""A plain-Python model of a stream store, the oracle for the model-based tests.
+"""A plain-Python model of a stream store, the oracle of the kit's model-based test
+(``jsstore.testing.machine``).
 
 It keeps every live message in a dict (seq -> (subject, hdr, msg)) plus the stream's
 first and last sequence, and applies nats-server's rules: sequences never go back, the
@@ -35,20 +36,10 @@ def filter_matches(filters, subject: str) -> bool:
     return any(subject_matches(f, subject) for f in filters) if filters else True
 
 
-def file_record_size(subject: str, hdr: bytes | None, msg: bytes) -> int:
-    """Bytes of a file-store record: 22-byte header, subject, payload, 8-byte hash,
-    plus a 4-byte length and the header block when there are headers."""
-    size = 22 + len(subject) + len(msg) + 8
-    if hdr:
-        size += 4 + len(hdr)
-    return size
-
-
-def memory_size(subject: str, hdr: bytes | None, msg: bytes) -> int:
-    return len(subject) + len(hdr or b"") + len(msg) + 16
-
-
 class StoreModel:
+    """The stream a store should hold after the same operations (max_msgs and
+    max_msgs_per_subject as its only limits)."""
+
     def __init__(self, max_msgs: int = -1, max_msgs_per_subject: int = -1):
         self.msgs: dict[int, tuple[str, bytes | None, bytes]] = {}
         self.first_seq = 0      # nats-server: 0 until anything happens, then last_seq + 1
@@ -207,8 +198,6 @@ class StoreModel:
     def num_subjects(self) -> int:
         return len({subj for subj, _, _ in self.msgs.values()})
 
-    def file_bytes(self) -> int:
-        return sum(file_record_size(*m) for m in self.msgs.values())
-
-    def memory_bytes(self) -> int:
-        return sum(memory_size(*m) for m in self.msgs.values())
+    def bytes(self, message_size) -> int:
+        """The live messages' size, each counted by message_size(subject, hdr, msg)."""
+        return sum(message_size(*m) for m in self.msgs.values())
