@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from importlib import metadata
 import socket
 import subprocess
 import sys
@@ -106,7 +107,10 @@ def test_a_project_of_its_own_uses_the_kit_and_the_fixtures(tmp_path):
     would load it, the kit in a few lines."""
     (tmp_path / "test_mine.py").write_text(THIRD_PARTY)
     env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "jsstore.testing.plugin",
+    installed = any(ep.value == "jsstore.testing.plugin"
+                    for ep in metadata.entry_points(group="pytest11"))
+    load = [] if installed else ["-p", "jsstore.testing.plugin"]   # the entry point loads it
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", *load,
                           "-p", "no:cacheprovider", "test_mine.py"],
                          cwd=tmp_path, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
