@@ -3,6 +3,7 @@
     jsstore serve [-p PORT] [-a HOST] [-js] [-sd DIR] [-n NAME] [-P PIDFILE] [-l LOGFILE]
                   [-c FILE] [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
                   [--sync_interval always|DURATION]
+                  [--tls|--tlsverify --tlscert FILE --tlskey FILE [--tlscacert FILE]]
     jsstore serve --signal ldm|stop|quit|term|reopen|reload=<pid or pid file>
     jsstore export --store DIR --stream S --to out.parquet [--subject F] [--since T] [--master URL]
 
@@ -19,6 +20,9 @@ subset described in jsstore.server.options (flags win over the file).
 answers a PubAck only once its message is on disk; the publishes of one event-loop
 iteration share one fsync per file (jsstore.server.durable).  A duration sets how often the
 stores fsync in the background (nats-server's default: 2 minutes).
+``--tls`` with ``--tlscert`` and ``--tlskey`` makes every client connection TLS;
+``--tlsverify`` also requires client certificates signed by ``--tlscacert`` (the
+configuration's ``tls {}`` block does the same and more: docs/security.md).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import ssl
 import sys
 import tempfile
 import time
@@ -39,6 +44,7 @@ from jsstore.server import Server
 from jsstore.server import config as server_config
 from jsstore.server import options as server_options
 from jsstore.server.defaults import DEFAULT_SYNC_INTERVAL
+from jsstore.server.tls import TLSSettings
 from jsstore.store.config import StoreOptions
 from jsstore.store.syncgroup import SyncGroup
 from jsstore.version import __version__
@@ -63,7 +69,10 @@ FLAGS = {
     "user": ("user", True), "pass": ("password", True), "auth": ("token", True),
     "sl": ("signal", True), "signal": ("signal", True),
     "sync": ("sync_interval", True), "sync_interval": ("sync_interval", True),
+    "tls": ("tls_flag", False), "tlsverify": ("tlsverify", False),
+    "tlscert": ("tlscert", True), "tlskey": ("tlskey", True), "tlscacert": ("tlscacert", True),
 }
+TLS_FLAGS = ("tls_flag", "tlsverify", "tlscert", "tlskey", "tlscacert")
 
 # --signal <command>=<pid>: what each command sends, as nats-server maps them
 SIGNALS = {"ldm": signal.SIGUSR2, "stop": signal.SIGKILL, "quit": signal.SIGINT,
@@ -170,6 +179,17 @@ def open_jetstreams(options: dict) -> tuple:
     return None, accounts
 
 
+def tls_from_flags(options: dict) -> TLSSettings:
+    """The TLS settings of the command line (which replace a configuration's tls block):
+    --tls, --tlsverify (clients' certificates verified), --tlscert, --tlskey, --tlscacert."""
+    if not options.get("tlscert"):
+        raise UsageError("TLS Server certificate must be present and valid")
+    if not options.get("tlskey"):
+        raise UsageError("TLS Server private key must be present and valid")
+    return TLSSettings(options["tlscert"], options["tlskey"], ca_file=options.get("tlscacert"),
+                       verify=bool(options.get("tlsverify")))
+
+
 def serve(options: dict) -> int:
     if options.get("config"):
         try:
@@ -177,6 +197,13 @@ def serve(options: dict) -> int:
         except (OSError, server_config.ConfigError) as exc:
             raise UsageError(f"configuration: {exc}") from None
         options = {**from_file, **{k: v for k, v in options.items() if k != "config"}}
+    if any(options.get(flag) for flag in TLS_FLAGS):
+        options["tls"] = tls_from_flags(options)
+    if options.get("tls") is not None:
+        try:
+            options["tls"].context()        # the certificate and key files, read now
+        except (OSError, ssl.SSLError) as exc:
+            raise UsageError(f"TLS: {exc}") from None
     log = Log(options.get("log"))
     js, accounts = open_jetstreams(options)
     sync = sync_setting(options)
@@ -191,7 +218,8 @@ def serve(options: dict) -> int:
                     password=options.get("password"), users=options.get("users"),
                     accounts=accounts, no_auth_user=options.get("no_auth_user"),
                     not_enabled=not_enabled, sync_always=sync == "always",
-                    sync_interval=DEFAULT_SYNC_INTERVAL if sync == "always" else sync)
+                    sync_interval=DEFAULT_SYNC_INTERVAL if sync == "always" else sync,
+                    tls=options.get("tls"))
     for key in ("lame_duck_duration", "lame_duck_grace_period"):
         if key in options:
             setattr(server, key, float(options[key]))

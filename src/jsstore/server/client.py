@@ -3,7 +3,8 @@
 Everything one read brings is parsed in one pass and handled in order; what it makes the
 server send (to this client and to others) is buffered per client and written once at
 the end of the read.  CONNECT options as nats-server reads them: verbose (+OK after each
-operation), pedantic (subject checks), echo, headers, no_responders.
+operation), pedantic (subject checks), echo, headers, no_responders.  On a TLS server the
+connection is upgraded (jsstore.server.tls) after INFO, or before it with handshake_first.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import time
 from jsstore._core import protocol
 from jsstore._core.subjects import _subject_matches, filters_overlap, is_literal, is_valid_subject
 from jsstore.server.connect import decode_connect
+from jsstore.server.nkey import new_nonce
 from jsstore.server.subscriptions import Subscription
+from jsstore.server.tls import PeerCertificate, handshake
 from jsstore.wire.ackreply import ACK_PREFIX
 
 log = logging.getLogger("jsstore.server")
@@ -83,6 +86,9 @@ class Client(asyncio.Protocol):
         self.pipelining = False     # it sends on without waiting for answers (see hold)
         self.held = False           # answers wait for release()
         self.acks: list[str] = []   # plain acks not applied yet (Server.publish)
+        self.nonce = ""             # INFO's, for nkey users to sign
+        self.cert = None            # the client's TLS certificate (PeerCertificate)
+        self._handshake = None      # the TLS handshake's task, while it runs
 
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -93,7 +99,34 @@ class Client(asyncio.Protocol):
         self.peer = (peer[0], peer[1]) if len(peer) >= 2 else ("", 0)
         self.server.clients[self.cid] = self
         self.server.stats["total_connections"] += 1
-        transport.write(protocol.info_frame(self.server.info_json(self.cid)))
+        if self.server.auth.nonce_required:
+            self.nonce = new_nonce()
+        tls = self.server.tls
+        if tls is None:
+            self._send_info()
+            return
+        transport.pause_reading()           # the client's first bytes are TLS's
+        if not tls.handshake_first:
+            self._send_info()
+        self._handshake = asyncio.get_running_loop().create_task(
+            self._start_tls(transport, tls))
+
+    def _send_info(self) -> None:
+        extra = {"nonce": self.nonce} if self.nonce else {}
+        self.transport.write(protocol.info_frame(self.server.info_json(self.cid, **extra)))
+
+    async def _start_tls(self, transport, tls) -> None:
+        """The TLS handshake (jsstore.server.tls); a failed one closes the connection."""
+        upgraded = await handshake(transport, self, self.server.tls_context, tls.timeout)
+        self._handshake = None
+        if upgraded is None:
+            self.closed = True
+            self.server.client_gone(self)
+            return
+        self.transport = upgraded
+        self.cert = PeerCertificate.of(upgraded)
+        if tls.handshake_first:
+            self._send_info()
 
     def connection_lost(self, exc) -> None:
         self.closed = True
@@ -215,7 +248,7 @@ class Client(asyncio.Protocol):
         if options is None:         # nats-server closes the connection without an -ERR
             self.close()
             return False
-        identity = self.server.auth.authenticate(options)
+        identity = self.server.auth.authenticate(options, self.nonce, self.cert)
         if identity is None:
             self.error_and_close(AUTHORIZATION_VIOLATION)
             return False
