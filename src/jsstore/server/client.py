@@ -20,7 +20,7 @@ from jsstore._core.subjects import _subject_matches, filters_overlap, is_literal
 from jsstore.server.connect import decode_connect
 from jsstore.server.nkey import new_nonce
 from jsstore.server.subscriptions import Subscription
-from jsstore.server.tls import PeerCertificate, handshake
+from jsstore.server.tls import PeerCertificate, TLSTransport
 from jsstore.wire.ackreply import ACK_PREFIX
 
 log = logging.getLogger("jsstore.server")
@@ -88,7 +88,6 @@ class Client(asyncio.Protocol):
         self.acks: list[str] = []   # plain acks not applied yet (Server.publish)
         self.nonce = ""             # INFO's, for nkey users to sign
         self.cert = None            # the client's TLS certificate (PeerCertificate)
-        self._handshake = None      # the TLS handshake's task, while it runs
 
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -102,37 +101,33 @@ class Client(asyncio.Protocol):
         if self.server.auth.nonce_required:
             self.nonce = new_nonce()
         tls = self.server.tls
-        if tls is None:
-            self._send_info()
-            return
-        transport.pause_reading()           # the client's first bytes are TLS's
-        if not tls.handshake_first:
-            self._send_info()
-        self._handshake = asyncio.get_running_loop().create_task(
-            self._start_tls(transport, tls))
+        if tls is None or not tls.handshake_first:      # (TLS-first: INFO after the handshake)
+            transport.write(
+                protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))
+        if tls is not None:
+            self.transport = TLSTransport(transport, self.server.tls_context, tls.timeout,
+                                          self._tls_ready)
 
-    def _send_info(self) -> None:
-        extra = {"nonce": self.nonce} if self.nonce else {}
-        self.transport.write(protocol.info_frame(self.server.info_json(self.cid, **extra)))
+    def _nonce(self) -> dict:
+        return {"nonce": self.nonce} if self.nonce else {}
 
-    async def _start_tls(self, transport, tls) -> None:
-        """The TLS handshake (jsstore.server.tls); a failed one closes the connection."""
-        upgraded = await handshake(transport, self, self.server.tls_context, tls.timeout)
-        self._handshake = None
-        if upgraded is None:
-            self.closed = True
-            self.server.client_gone(self)
-            return
-        self.transport = upgraded
-        self.cert = PeerCertificate.of(upgraded)
-        if tls.handshake_first:
-            self._send_info()
+    def _tls_ready(self) -> None:
+        """The TLS handshake is done: the client's certificate, and INFO when it comes
+        after the handshake."""
+        self.cert = PeerCertificate.of(self.transport)
+        if self.server.tls.handshake_first:
+            self.transport.write(
+                protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))
 
     def connection_lost(self, exc) -> None:
         self.closed = True
         self.server.client_gone(self)
 
     def data_received(self, data: bytes) -> None:
+        if self.server.tls is not None:
+            data = self.transport.feed(data)    # TLS records in, plain bytes out
+            if not data:
+                return
         server = self.server
         now = time.monotonic()
         if now - self.last_read > QUIET_GAP:

@@ -148,13 +148,107 @@ class PeerCertificate:
         return cls(der, tuple(decoded.get("subjectAltName", ())))
 
 
-async def handshake(transport, protocol, context: ssl.SSLContext, timeout: float):
-    """Upgrade `transport` (reading paused) to TLS as the server side; the TLS transport,
-    or None when the handshake failed or timed out (the connection is then closed)."""
-    loop = asyncio.get_running_loop()
-    try:
-        return await loop.start_tls(transport, protocol, context, server_side=True,
-                                    ssl_handshake_timeout=timeout)
-    except Exception:               # any failure of the handshake: the connection goes
-        transport.abort()
-        return None
+
+class TLSTransport:
+    """A client connection's TLS, over its plain asyncio transport: what the client sends
+    goes in through feed(), what the server writes is encrypted on its way out.  Until
+    the handshake is done nothing is written but the handshake's own records; when it
+    fails (or times out) the TLS alert, if there is one, is sent and the connection
+    closed, as Go's crypto/tls does for nats-server.  `ready` is called once the
+    handshake is done."""
+
+    def __init__(self, raw, context: ssl.SSLContext, timeout: float, ready):
+        self.raw = raw
+        self._in, self._out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self._ssl = context.wrap_bio(self._in, self._out, server_side=True)
+        self._ready = ready
+        self.done = False           # handshake finished
+        self.failed = False
+        self._timer = asyncio.get_running_loop().call_later(timeout, self._timed_out)
+
+    def feed(self, data: bytes) -> bytes:
+        """Take bytes the client sent; the application data they complete."""
+        if self.failed:
+            return b""
+        self._in.write(data)
+        if not self.done:
+            try:
+                self._ssl.do_handshake()
+            except ssl.SSLWantReadError:
+                self._send()
+                return b""
+            except (ssl.SSLError, OSError, ValueError):
+                self._fail()
+                return b""
+            self.done = True
+            self._timer.cancel()
+            self._send()
+            self._ready()
+        chunks = []
+        while True:
+            try:
+                chunk = self._ssl.read(65536)
+            except ssl.SSLWantReadError:
+                break
+            except ssl.SSLZeroReturnError:        # the client's close_notify
+                self.close()
+                break
+            except (ssl.SSLError, OSError, ValueError):
+                self._fail()
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        self._send()                                # post-handshake messages, if any
+        return b"".join(chunks)
+
+    def _send(self) -> None:
+        pending = self._out.read()
+        if pending and not self.raw.is_closing():
+            self.raw.write(pending)
+
+    def _fail(self) -> None:
+        self.failed = True
+        self._timer.cancel()
+        self._send()                                # the alert
+        self.raw.close()
+
+    def _timed_out(self) -> None:
+        if not self.done and not self.failed:
+            self.failed = True
+            self.raw.close()
+
+    # -- the transport the client writes to ----------------------------------------------------
+    def write(self, data) -> None:
+        if not self.done or self.failed or self.raw.is_closing():
+            return
+        view = memoryview(data)
+        while view:
+            written = self._ssl.write(view)
+            view = view[written:]
+        self._send()
+
+    def close(self) -> None:
+        self._timer.cancel()
+        if self.done and not self.failed and not self.raw.is_closing():
+            try:
+                self._ssl.unwrap()                  # close_notify
+            except (ssl.SSLError, OSError, ValueError):
+                pass
+            self._send()
+        self.raw.close()
+
+    def abort(self) -> None:
+        self._timer.cancel()
+        self.raw.abort()
+
+    def is_closing(self) -> bool:
+        return self.raw.is_closing()
+
+    def get_write_buffer_size(self) -> int:
+        return self.raw.get_write_buffer_size()
+
+    def get_extra_info(self, name: str, default=None):
+        if name == "ssl_object":
+            return self._ssl if self.done else default
+        return self.raw.get_extra_info(name, default)
