@@ -190,13 +190,14 @@ class TLSTransport:
                 chunk = self._ssl.read(65536)
             except ssl.SSLWantReadError:
                 break
-            except ssl.SSLZeroReturnError:        # the client's close_notify
+            except ssl.SSLZeroReturnError:
                 self.close()
                 break
             except (ssl.SSLError, OSError, ValueError):
                 self._fail()
                 break
-            if not chunk:
+            if not chunk:                           # the client's close_notify: ours
+                self.close()
                 break
             chunks.append(chunk)
         self._send()                                # post-handshake messages, if any
