@@ -78,10 +78,8 @@ def _users(raw, account: str = "$G") -> list[dict]:
 def _nkey_user(entry: dict, account: str) -> dict:
     """A user given as {nkey: U..., permissions}, checked as nats-server checks it."""
     key = str(entry["nkey"])
-    if "user" in entry:
-        raise ConfigError("Nkey users do not take usernames")
-    if "password" in entry or "pass" in entry:
-        raise ConfigError("Nkey users do not take passwords")
+    if "user" in entry or "password" in entry or "pass" in entry:
+        raise ConfigError("Nkey users do not take usernames or passwords")
     try:
         valid = nkey.is_user_key(key)
     except ImportError:
