@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import ssl
+import subprocess
+import sys
 
 import pytest
 
-from jsstoreserver import start_jsstore_server
-from natsserver import require_nats_server, start_nats_server
+from jsstoreserver import SRC, start_jsstore_server
+from natsserver import nats_server_binary, require_nats_server, start_nats_server
 from tlscerts import make_certs
 
 nats = pytest.importorskip("nats")
@@ -254,3 +257,37 @@ def test_command_line_flags(certs, tmp_path):
     finally:
         for server in running.values():
             server.stop()
+
+
+BAD_CONFIGS = {    # tls block -> what both servers say (None: jsstore's own words)
+    'key_file: "{key}"': "missing 'cert_file' in TLS configuration",
+    'cert_file: "{cert}"': "missing 'key_file' in TLS configuration",
+    'cert_file: "{cert}", key_file: "{key}", bogus: 1': 'unknown field "bogus"',
+    'cert_file: "{cert}", key_file: "{key}", verify: "yes"':
+        "expected 'verify' to be a boolean",
+    'cert_file: "{cert}", key_file: "{key}", cipher_suites: ["x"]': None,
+    'cert_file: "{cert}", key_file: "{key}", handshake_first: auto': None,
+    'cert_file: "{cert}.missing", key_file: "{key}"': None,
+}
+
+
+@pytest.mark.parametrize("block", list(BAD_CONFIGS))
+def test_configuration_errors(certs, tmp_path, block):
+    """A tls block nats-server refuses is refused by jsstore with the same words; one
+    asking for what jsstore does not do is refused too, never ignored."""
+    binary = nats_server_binary() or require_nats_server()
+    path = tmp_path / "server.conf"
+    path.write_text("tls { " + block.format(cert=certs.server_cert, key=certs.server_key)
+                    + " }\n")
+    jsstore = subprocess.run([sys.executable, "-m", "jsstore", "serve", "-c", str(path),
+                              "-p", "-1", "-a", "127.0.0.1"], capture_output=True, text=True,
+                             timeout=60, env={**os.environ, "PYTHONPATH": SRC})
+    assert jsstore.returncode != 0
+    phrase = BAD_CONFIGS[block]
+    if phrase is None:
+        return
+    nats_run = subprocess.run([binary, "-c", str(path), "-p", "-1", "-a", "127.0.0.1"],
+                              capture_output=True, text=True, timeout=60)
+    assert nats_run.returncode != 0
+    assert phrase in nats_run.stdout + nats_run.stderr
+    assert phrase in jsstore.stderr

@@ -77,7 +77,7 @@ def settings_from_config(raw) -> TLSSettings:
         if key.lower() in _TLS_UNSUPPORTED:
             raise ConfigError(f"tls: {key!r} is not supported by jsstore")
         if key.lower() not in _TLS_KEYS:
-            raise ConfigError(f"error parsing tls config, unknown field [\"{key}\"]")
+            raise ConfigError(f'error parsing tls config, unknown field "{key}"')
     values = {key.lower(): value for key, value in raw.items()}
     if values.get("verify_cert_and_check_known_urls"):
         raise ConfigError("tls: 'verify_cert_and_check_known_urls' is not supported by jsstore")
