@@ -291,3 +291,27 @@ def test_configuration_errors(certs, tmp_path, block):
     assert nats_run.returncode != 0
     assert phrase in nats_run.stdout + nats_run.stderr
     assert phrase in jsstore.stderr
+
+
+def test_varz_tls_fields(certs, tmp_path):
+    """/varz says what INFO says, and the handshake timeout."""
+    import urllib.request
+
+    from natsserver import free_port
+
+    require_nats_server()
+    path = tmp_path / "server.conf"
+    path.write_text(f'tls {{ cert_file: "{certs.server_cert}", key_file: "{certs.server_key}",'
+                    f' ca_file: "{certs.ca}", verify: true, timeout: 3 }}\n')
+    pages = {}
+    for kind in KINDS:
+        http = free_port()
+        server = start(kind, tmp_path / kind, str(path), ["-m", str(http)])
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{http}/varz", timeout=10) as page:
+                varz = json.loads(page.read())
+        finally:
+            server.stop()
+        pages[kind] = {k: varz.get(k) for k in ("tls_required", "tls_verify", "tls_timeout")}
+    assert pages["jsstore"] == pages["nats-server"] == {"tls_required": True,
+                                                        "tls_verify": True, "tls_timeout": 3}
