@@ -40,6 +40,10 @@ def _configs(certs) -> dict[str, str]:
                 ' permissions: {publish: "bob.>", subscribe: "_INBOX.>"}}\n'
                 '  {user: "carol.example.com"}\n'
                 '  {user: "spiffe://example.org/dave"}\n'
+                '  {user: "O=jsstore tests, OU=ops, CN=erin"}\n'
+                '  {user: "CN=grace,DC=org,DC=example"}\n'
+                '  {user: "CN=heidi,DC=example,DC=org"}\n'
+                '  {user: "CN=Doe\\\\, Judy,O=jsstore tests"}\n'
                 "] }\n"),
         "first": f"tls {{ {files}, handshake_first: true }}\n",
         "timeout": f"tls {{ {files}, timeout: 0.5 }}\n",
@@ -59,6 +63,15 @@ def certs(tmp_path_factory):
     certs.bob = certs.client("bob", cn="bob", ou="dev", dns=("bob.example.com",))
     certs.carol = certs.client("carol", cn="carol", dns=("carol.example.com",))
     certs.dave = certs.client("dave", cn="dave", uris=("spiffe://example.org/dave",))
+    certs.erin = certs.client("erin", cn="erin", ou="ops")
+    certs.grace = certs.client("grace", subject={"DC": "org", "DC2": "example",
+                                                 "E": "grace@example.org", "CN": "grace"})
+    certs.heidi = certs.client("heidi", subject={"DC": "org", "DC2": "example",
+                                                 "CN": "heidi"})
+    certs.ivan = certs.client("ivan", subject={"DC": "org", "DC2": "example",
+                                               "E": "ivan@example.org", "CN": "heidi"})
+    certs.judy = certs.client("judy", subject={"E": "judy@example.org", "O": "jsstore tests",
+                                               "CN": "Doe, Judy"})
     certs.nobody = certs.client("nobody", cn="nobody", emails=("nobody@example.com",))
     certs.stranger = certs.client("stranger", cn="alice", emails=("alice@example.com",),
                                   other_ca=True)
@@ -113,6 +126,11 @@ CASES = [   # (configuration, client certificate, nats-py options, expected)
     ("map", "bob", {}, ("connected",)),                   # subject DN
     ("map", "carol", {}, ("connected",)),                 # DNS SAN
     ("map", "dave", {}, ("connected",)),                  # URI SAN
+    ("map", "erin", {}, ("connected",)),                  # the same RDNs, reordered
+    ("map", "grace", {}, ("connected",)),                 # subject string with its DCs
+    ("map", "heidi", {}, ("connected",)),                 # subject as a DN, with DCs
+    ("map", "ivan", {}, ("-ERR", "Authorization Violation")),   # heidi's DN with an E=
+    ("map", "judy", {}, ("connected",)),                  # Go's escaping of the subject
     ("map", "nobody", {}, ("-ERR", "Authorization Violation")),
     ("map", None, {}, ("closed",)),
     ("map", "stranger", {}, ("closed",)),

@@ -26,8 +26,9 @@ _DAY = datetime.timedelta(days=1)
 def _name(**parts) -> x509.Name:
     oids = {"CN": NameOID.COMMON_NAME, "O": NameOID.ORGANIZATION_NAME,
             "OU": NameOID.ORGANIZATIONAL_UNIT_NAME, "C": NameOID.COUNTRY_NAME,
-            "DC": NameOID.DOMAIN_COMPONENT}
-    return x509.Name([x509.NameAttribute(oids[key], value) for key, value in parts.items()])
+            "DC": NameOID.DOMAIN_COMPONENT, "E": NameOID.EMAIL_ADDRESS}
+    return x509.Name([x509.NameAttribute(oids[key.rstrip("0123456789")], value)
+                      for key, value in parts.items()])
 
 
 def _write(path: str, cert: x509.Certificate, key) -> None:
@@ -90,10 +91,12 @@ class Certs:
 
     def client(self, file: str, *, cn: str = "client", ou: str | None = None,
                emails: tuple = (), dns: tuple = (), uris: tuple = (),
-               other_ca: bool = False) -> tuple[str, str]:
-        """A client certificate (cert path, key path) with subject CN=`cn` (and OU=`ou`,
-        O=jsstore tests) and the given email, DNS and URI SANs."""
-        parts = {"O": "jsstore tests", **({"OU": ou} if ou else {}), "CN": cn}
+               other_ca: bool = False, subject: dict | None = None) -> tuple[str, str]:
+        """A client certificate (cert path, key path) with subject O=jsstore tests,
+        OU=`ou`, CN=`cn` (or `subject`: {type: value} in order, a digit after a type
+        to repeat it, e.g. {"DC": "org", "DC2": "example", "CN": "x"}) and the given
+        email, DNS and URI SANs."""
+        parts = subject or {"O": "jsstore tests", **({"OU": ou} if ou else {}), "CN": cn}
         sans = ([x509.RFC822Name(e) for e in emails] + [x509.DNSName(d) for d in dns]
                 + [x509.UniformResourceIdentifier(u) for u in uris])
         authority = self._other if other_ca else self._ca
