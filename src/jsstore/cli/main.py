@@ -44,7 +44,7 @@ from jsstore.server import Server
 from jsstore.server import config as server_config
 from jsstore.server import options as server_options
 from jsstore.server.defaults import DEFAULT_SYNC_INTERVAL
-from jsstore.server.tls import TLSSettings
+from jsstore.server.tlsconfig import TLSSettings
 from jsstore.store.config import StoreOptions
 from jsstore.store.syncgroup import SyncGroup
 from jsstore.version import __version__

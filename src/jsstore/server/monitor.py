@@ -15,7 +15,7 @@ from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import SECOND
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.server.defaults import DEFAULT_MAX_PENDING, GO_VERSION
-from jsstore.server.tls import DEFAULT_TIMEOUT as DEFAULT_TLS_TIMEOUT
+from jsstore.server.tlsconfig import DEFAULT_TIMEOUT as DEFAULT_TLS_TIMEOUT
 
 MAX_CONTROL_LINE = 4096
 PING_INTERVAL = 120 * SECOND           # ns, nats-server's default

@@ -16,7 +16,7 @@ from __future__ import annotations
 from jsstore.gocompat.durations import SECOND, parse_go_duration
 from jsstore.server import nkey
 from jsstore.server.config import ConfigError
-from jsstore.server.tls import settings_from_config
+from jsstore.server.tlsconfig import settings_from_config
 
 
 def _permissions(raw) -> dict | None:

@@ -35,7 +35,7 @@ from jsstore.server.defaults import (
 )
 from jsstore.server.durable import DurableAcks
 from jsstore.server.monitor import Monitor
-from jsstore.server.tls import TLSSettings
+from jsstore.server.tlsconfig import TLSSettings
 from jsstore.version import __version__ as JSSTORE_VERSION
 
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
