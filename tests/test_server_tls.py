@@ -333,3 +333,24 @@ def test_varz_tls_fields(certs, tmp_path):
         pages[kind] = {k: varz.get(k) for k in ("tls_required", "tls_verify", "tls_timeout")}
     assert pages["jsstore"] == pages["nats-server"] == {"tls_required": True,
                                                         "tls_verify": True, "tls_timeout": 3}
+
+
+@pytest.mark.parametrize("flags,phrase", [
+    (["--tls"], "TLS Server certificate must be present and valid"),
+    (["--tlsverify", "--tlscert", "{cert}"], "TLS Server private key must be present and valid"),
+])
+def test_command_line_flag_errors(certs, flags, phrase):
+    binary = nats_server_binary() or require_nats_server()
+    flags = [flag.format(cert=certs.server_cert) for flag in flags]
+    runs = [subprocess.run([sys.executable, "-m", "jsstore", "serve", "-p", "-1", *flags],
+                           capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "PYTHONPATH": SRC}),
+            subprocess.run([binary, "-p", "-1", *flags], capture_output=True, text=True,
+                           timeout=60)]
+    for run in runs:
+        assert phrase in run.stdout + run.stderr
+
+
+def test_startup_log_line(servers):
+    for kind in KINDS:
+        assert "TLS required for client connections" in servers["tls", kind].log_text()

@@ -239,6 +239,8 @@ def serve(options: dict) -> int:
         if srv.monitor is not None:
             log.info(f"Starting http monitor on {srv.host}:{srv.monitor.port}")
         log.info(f"Listening for client connections on {srv.host}:{srv.port}")
+        if srv.tls is not None:
+            log.info("TLS required for client connections")
         if options.get("pid"):
             with open(options["pid"], "w") as f:
                 f.write(str(os.getpid()))
