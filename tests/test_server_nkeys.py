@@ -189,6 +189,12 @@ ACCOUNT_CASES = [     # (configuration, CONNECT options from the nonce, account)
     ("plain", lambda n: {"user": "pw", "pass": "secret"}, "A"),
     ("no_auth", lambda n: {}, "B"),
     ("no_auth", lambda n: {"nkey": KEYS["a"], "sig": _sign(SEEDS["a"], n)}, "A"),
+    # the no_auth_user's key named in CONNECT needs no signature (nor a right one)
+    ("no_auth", lambda n: {"nkey": KEYS["guest"]}, "B"),
+    ("no_auth", lambda n: {"nkey": KEYS["guest"], "sig": _sign(SEEDS["a"], n)}, "B"),
+    # a client that gives a password or a token is no longer one that gives nothing
+    ("no_auth", lambda n: {"pass": "secret"}, b"-ERR 'Authorization Violation'\r\n<closed>"),
+    ("no_auth", lambda n: {"auth_token": "x"}, b"-ERR 'Authorization Violation'\r\n<closed>"),
 ]
 
 
