@@ -46,6 +46,7 @@ def _configs(certs) -> dict[str, str]:
                 '  {user: "CN=Doe\\\\, Judy,O=jsstore tests"}\n'
                 "] }\n"),
         "first": f"tls {{ {files}, handshake_first: true }}\n",
+        "auto": f"tls {{ {files}, handshake_first: auto }}\n",
         "timeout": f"tls {{ {files}, timeout: 0.5 }}\n",
     }
 
@@ -137,6 +138,8 @@ CASES = [   # (configuration, client certificate, nats-py options, expected)
     ("first", None, {"tls_handshake_first": True}, ("connected",)),
     ("first", None, {}, ("closed",)),                     # waits for an INFO never sent
     ("tls", None, {"tls_handshake_first": True}, ("closed",)),
+    ("auto", None, {"tls_handshake_first": True}, ("connected",)),
+    ("auto", None, {}, ("connected",)),                   # INFO after the fallback delay
 ]
 
 
@@ -181,13 +184,21 @@ def test_info_tls_fields(servers, config):
     assert infos["jsstore"][0].get("tls_verify") is (config != "tls" or None)
 
 
-def test_info_after_tls_first_handshake(servers, certs):
+@pytest.mark.parametrize("config", ["first", "auto"])
+def test_info_after_tls_first_handshake(servers, certs, config):
     context = certs.client_context()
     infos = {}
     for kind in KINDS:
-        info = _info(servers["first", kind].port,
+        info = _info(servers[config, kind].port,
                      lambda sock: context.wrap_socket(sock, server_hostname="127.0.0.1"))
         infos[kind] = {k: info[k] for k in SECURITY_KEYS if k in info}
+    assert infos["jsstore"] == infos["nats-server"] == {"tls_required": True}
+
+
+def test_tls_first_fallback_to_info(servers):
+    """handshake_first: auto -- a client that says nothing gets INFO in plain text."""
+    infos = {kind: {k: v for k, v in _info(servers["auto", kind].port).items()
+                    if k in SECURITY_KEYS} for kind in KINDS}
     assert infos["jsstore"] == infos["nats-server"] == {"tls_required": True}
 
 
@@ -284,7 +295,10 @@ BAD_CONFIGS = {    # tls block -> what both servers say (None: jsstore's own wor
     'cert_file: "{cert}", key_file: "{key}", verify: "yes"':
         "expected 'verify' to be a boolean",
     'cert_file: "{cert}", key_file: "{key}", cipher_suites: ["x"]': None,
-    'cert_file: "{cert}", key_file: "{key}", handshake_first: auto': None,
+    'cert_file: "{cert}", key_file: "{key}", handshake_first: 0':
+        'field "handshake_first" should be a boolean or a string, got int64',
+    'cert_file: "{cert}", key_file: "{key}", handshake_first: "soon"':
+        'field "handshake_first"\'s value "soon" is invalid',
     'cert_file: "{cert}.missing", key_file: "{key}"': None,
 }
 

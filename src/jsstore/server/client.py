@@ -88,6 +88,8 @@ class Client(asyncio.Protocol):
         self.acks: list[str] = []   # plain acks not applied yet (Server.publish)
         self.nonce = ""             # INFO's, for nkey users to sign
         self.cert = None            # the client's TLS certificate (PeerCertificate)
+        self.info_after_tls = False  # INFO waits for the TLS handshake (TLS-first)
+        self._fallback = None       # TLS-first's fallback to INFO first, while pending
 
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -101,30 +103,48 @@ class Client(asyncio.Protocol):
         if self.server.auth.nonce_required:
             self.nonce = new_nonce()
         tls = self.server.tls
-        if tls is None or not tls.handshake_first:      # (TLS-first: INFO after the handshake)
+        self.info_after_tls = tls is not None and tls.handshake_first
+        if not self.info_after_tls:
             transport.write(
                 protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))
         if tls is not None:
             self.transport = TLSTransport(transport, self.server.tls_context, tls.timeout,
                                           self._tls_ready)
+            if self.info_after_tls and tls.fallback_delay > 0:
+                self._fallback = asyncio.get_running_loop().call_later(
+                    tls.fallback_delay, self._tls_fallback)
 
     def _nonce(self) -> dict:
         return {"nonce": self.nonce} if self.nonce else {}
+
+    def _tls_fallback(self) -> None:
+        """A TLS-first client that said nothing within the fallback delay gets INFO in
+        plain text, then the handshake as by default."""
+        self._fallback = None
+        self.info_after_tls = False
+        self.transport.raw.write(
+            protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))
+        self.transport.restart_timer()
 
     def _tls_ready(self) -> None:
         """The TLS handshake is done: the client's certificate, and INFO when it comes
         after the handshake."""
         self.cert = PeerCertificate.of(self.transport)
-        if self.server.tls.handshake_first:
+        if self.info_after_tls:
             self.transport.write(
                 protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))
 
     def connection_lost(self, exc) -> None:
         self.closed = True
+        if self._fallback is not None:
+            self._fallback.cancel()
         self.server.client_gone(self)
 
     def data_received(self, data: bytes) -> None:
         if self.server.tls is not None:
+            if self._fallback is not None:      # the client spoke first: TLS-first
+                self._fallback.cancel()
+                self._fallback = None
             data = self.transport.feed(data)    # TLS records in, plain bytes out
             if not data:
                 return

@@ -1,7 +1,9 @@
 """TLS on a client connection, as nats-server does it.  By default the server writes its
 INFO in plain text and the client then starts the TLS handshake (INFO says
 ``tls_required``); with ``handshake_first`` the handshake comes first and INFO follows
-over TLS.  A handshake that fails or does not finish within the settings' ``timeout``
+over TLS, unless the client has said nothing after the settings' ``fallback_delay``
+(``handshake_first: auto``), when INFO goes out in plain text after all and the
+handshake follows as by default.  A handshake that fails or does not finish within the settings' ``timeout``
 (nats-server's default: 2 seconds) closes the connection, with the TLS alert when there
 is one and nothing else: a client that answers INFO in plain text sees the connection
 close.  With ``verify`` (``tls_verify`` in INFO) a client must present a certificate
@@ -53,7 +55,13 @@ class TLSTransport:
         self._ready = ready
         self.done = False           # handshake finished
         self.failed = False
+        self._timeout = timeout
         self._timer = asyncio.get_running_loop().call_later(timeout, self._timed_out)
+
+    def restart_timer(self) -> None:
+        """The handshake's time limit counts from now (after a TLS-first fallback)."""
+        self._timer.cancel()
+        self._timer = asyncio.get_running_loop().call_later(self._timeout, self._timed_out)
 
     def feed(self, data: bytes) -> bytes:
         """Take bytes the client sent; the application data they complete."""

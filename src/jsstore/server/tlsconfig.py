@@ -12,6 +12,7 @@ from jsstore.gocompat.durations import SECOND, parse_go_duration
 from jsstore.server.config import ConfigError
 
 DEFAULT_TIMEOUT = 2.0       # seconds: nats-server's TLS handshake timeout
+FALLBACK_DELAY = 0.05       # seconds: handshake_first "auto"'s wait for a handshake
 
 
 @dataclass
@@ -25,6 +26,8 @@ class TLSSettings:
     verify_and_map: bool = False
     timeout: float = DEFAULT_TIMEOUT
     handshake_first: bool = False
+    fallback_delay: float = 0.0     # with handshake_first: INFO first after this long
+    #                                 without a word from the client (0: never)
 
     @property
     def verify_clients(self) -> bool:
@@ -89,7 +92,7 @@ def settings_from_config(raw) -> TLSSettings:
         settings.timeout = _tls_timeout(values["timeout"])
     for key in ("handshake_first", "first", "immediate"):
         if key in values:
-            settings.handshake_first = _handshake_first(values[key])
+            settings.handshake_first, settings.fallback_delay = _handshake_first(values[key])
     return settings
 
 
@@ -104,15 +107,25 @@ def _tls_timeout(value) -> float:
                           f'"{value}"') from None
 
 
-def _handshake_first(value) -> bool:
-    """handshake_first: a boolean (or "true"/"on"/"false"/"off"); nats-server's fallback
-    forms ("auto" or a delay) are not supported."""
+def _handshake_first(value) -> tuple[bool, float]:
+    """handshake_first: a boolean, "true"/"on"/"false"/"off", or a fallback -- "auto"
+    (50 ms) or a Go duration: how long to wait for the client's handshake before
+    sending INFO in plain text after all.  (handshake_first, fallback delay)."""
     if isinstance(value, bool):
-        return value
-    word = str(value).lower()
+        return value, 0.0
+    if not isinstance(value, str):
+        gotype = {int: "int64", float: "float64", list: "[]interface {}",
+                  dict: "map[string]interface {}"}.get(type(value), type(value).__name__)
+        raise ConfigError(f'field "handshake_first" should be a boolean or a string, '
+                          f'got {gotype}')
+    word = value.lower()
     if word in ("true", "on"):
-        return True
+        return True, 0.0
     if word in ("false", "off"):
-        return False
-    raise ConfigError(f"tls: handshake_first {value!r}: jsstore supports true or false "
-                      f"only (not nats-server's fallback to a plain INFO)")
+        return False, 0.0
+    if word in ("auto", "auto_fallback"):
+        return True, FALLBACK_DELAY
+    try:
+        return True, parse_go_duration(value) / SECOND
+    except ValueError:
+        raise ConfigError(f'field "handshake_first"\'s value "{value}" is invalid') from None
