@@ -368,3 +368,38 @@ def test_command_line_flag_errors(certs, flags, phrase):
 def test_startup_log_line(servers):
     for kind in KINDS:
         assert "TLS required for client connections" in servers["tls", kind].log_text()
+
+
+def test_connz_tls_fields(certs, tmp_path):
+    """/connz shows each TLS connection's version and cipher suite (which suite the two
+    TLS libraries pick can differ: only its presence is compared) and TLS-first."""
+    import urllib.request
+
+    from natsserver import free_port
+
+    require_nats_server()
+    path = tmp_path / "server.conf"
+    path.write_text(f'tls {{ cert_file: "{certs.server_cert}", key_file: "{certs.server_key}",'
+                    f' handshake_first: auto }}\n')
+    got = {}
+    for kind in KINDS:
+        http = free_port()
+        server = start(kind, tmp_path / kind, str(path), ["-m", str(http)])
+
+        async def connz():
+            url = f"tls://127.0.0.1:{server.port}"
+            first = await nats.connect(url, tls=certs.client_context(), tls_handshake_first=True)
+            later = await nats.connect(url, tls=certs.client_context())
+            with urllib.request.urlopen(f"http://127.0.0.1:{http}/connz", timeout=10) as page:
+                found = json.loads(page.read())["connections"]
+            await first.close()
+            await later.close()
+            return found
+
+        try:
+            connections = asyncio.run(connz())
+        finally:
+            server.stop()
+        got[kind] = [(c.get("tls_version"), "tls_cipher_suite" in c, c.get("tls_first"))
+                     for c in sorted(connections, key=lambda c: c["cid"])]
+    assert got["jsstore"] == got["nats-server"] == [("1.3", True, True), ("1.3", True, None)]

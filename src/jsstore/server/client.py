@@ -89,6 +89,7 @@ class Client(asyncio.Protocol):
         self.nonce = ""             # INFO's, for nkey users to sign
         self.cert = None            # the client's TLS certificate (PeerCertificate)
         self.info_after_tls = False  # INFO waits for the TLS handshake (TLS-first)
+        self.tls_first = False      # the handshake came before INFO (shown by /connz)
         self._fallback = None       # TLS-first's fallback to INFO first, while pending
 
     # -- asyncio ----------------------------------------------------------------------------
@@ -130,6 +131,7 @@ class Client(asyncio.Protocol):
         """The TLS handshake is done: the client's certificate, and INFO when it comes
         after the handshake."""
         self.cert = PeerCertificate.of(self.transport)
+        self.tls_first = self.info_after_tls
         if self.info_after_tls:
             self.transport.write(
                 protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))

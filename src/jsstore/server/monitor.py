@@ -15,6 +15,7 @@ from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import SECOND
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.server.defaults import DEFAULT_MAX_PENDING, GO_VERSION
+from jsstore.server.tls import TLSTransport
 from jsstore.server.tlsconfig import DEFAULT_TIMEOUT as DEFAULT_TLS_TIMEOUT
 
 MAX_CONTROL_LINE = 4096
@@ -176,7 +177,10 @@ class Monitor:
                 "in_msgs": client.in_msgs, "out_msgs": client.out_msgs,
                 "in_bytes": client.in_bytes, "out_bytes": client.out_bytes,
                 "subscriptions": len(client.subs), "name": client.name,
-                "lang": client.lang, "version": client.version})
+                "lang": client.lang, "version": client.version,
+                **(client.transport.connz_fields()
+                   if isinstance(client.transport, TLSTransport) else {}),
+                **({"tls_first": True} if client.tls_first else {})})
         return {"server_id": srv.server_id, "now": _rfc3339(now),
                 "num_connections": len(connections), "total": len(connections),
                 "offset": 0, "limit": 1024, "connections": connections}

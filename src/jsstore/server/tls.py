@@ -16,6 +16,17 @@ import asyncio
 import ssl
 
 
+# OpenSSL's names of TLS 1.2 suites -> Go's (TLS 1.3 suites have one name in both)
+_GO_SUITES = {
+    "ECDHE-ECDSA-AES128-GCM-SHA256": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+    "ECDHE-RSA-AES128-GCM-SHA256": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+    "ECDHE-ECDSA-AES256-GCM-SHA384": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+    "ECDHE-RSA-AES256-GCM-SHA384": "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+    "ECDHE-ECDSA-CHACHA20-POLY1305": "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+    "ECDHE-RSA-CHACHA20-POLY1305": "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+}
+
+
 class PeerCertificate:
     """The certificate a client presented: its DER bytes and, as the ssl module decoded
     it, its subjectAltName entries ((kind, value) pairs in the certificate's order)."""
@@ -145,6 +156,16 @@ class TLSTransport:
 
     def get_write_buffer_size(self) -> int:
         return self.raw.get_write_buffer_size()
+
+    def connz_fields(self) -> dict:
+        """/connz's tls_version and tls_cipher_suite (Go's names for the suite) once the
+        handshake is done."""
+        if not self.done:
+            return {}
+        version = self._ssl.version() or ""
+        suite = (self._ssl.cipher() or ("",))[0]
+        return {"tls_version": version.replace("TLSv", ""),
+                "tls_cipher_suite": _GO_SUITES.get(suite, suite)}
 
     def get_extra_info(self, name: str, default=None):
         if name == "ssl_object":
