@@ -344,9 +344,11 @@ def test_varz_tls_fields(certs, tmp_path):
                 varz = json.loads(page.read())
         finally:
             server.stop()
-        pages[kind] = {k: varz.get(k) for k in ("tls_required", "tls_verify", "tls_timeout")}
+        pages[kind] = {k: varz.get(k) for k in ("tls_required", "tls_verify", "tls_timeout",
+                                                "auth_timeout")}
     assert pages["jsstore"] == pages["nats-server"] == {"tls_required": True,
-                                                        "tls_verify": True, "tls_timeout": 3}
+                                                        "tls_verify": True, "tls_timeout": 3,
+                                                        "auth_timeout": 4}
 
 
 @pytest.mark.parametrize("flags,phrase", [

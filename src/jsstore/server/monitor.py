@@ -101,7 +101,9 @@ class Monitor:
             "max_connections": 65536,
             "ping_interval": PING_INTERVAL, "ping_max": PING_MAX,
             "http_host": self.host, "http_port": self.port, "http_base_path": "",
-            "https_port": 0, "auth_timeout": AUTH_TIMEOUT,
+            "https_port": 0,
+            # nats-server's default: the TLS handshake's timeout and a second, with TLS
+            "auth_timeout": srv.tls.timeout + 1 if srv.tls is not None else AUTH_TIMEOUT,
             "tls_timeout": srv.tls.timeout if srv.tls is not None else DEFAULT_TLS_TIMEOUT,
             "max_control_line": MAX_CONTROL_LINE, "max_payload": srv.max_payload,
             "max_pending": getattr(srv, "max_pending", DEFAULT_MAX_PENDING),
