@@ -405,3 +405,28 @@ def test_connz_tls_fields(certs, tmp_path):
         got[kind] = [(c.get("tls_version"), "tls_cipher_suite" in c, c.get("tls_first"))
                      for c in sorted(connections, key=lambda c: c["cid"])]
     assert got["jsstore"] == got["nats-server"] == [("1.3", True, True), ("1.3", True, None)]
+
+
+def test_nkey_user_over_tls_first(certs, tmp_path):
+    """An nkey user over TLS-first: the nonce comes in the INFO after the handshake."""
+    nkeys = pytest.importorskip("nkeys")
+    require_nats_server()
+    seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER).decode()
+    key = nkeys.from_seed(bytearray(seed.encode())).public_key.decode()
+    path = tmp_path / "server.conf"
+    path.write_text(f'tls {{ cert_file: "{certs.server_cert}", key_file: "{certs.server_key}",'
+                    f' handshake_first: true }}\n'
+                    f'authorization {{ users: [ {{ nkey: {key} }} ] }}\n')
+    got = {}
+    for kind in KINDS:
+        server = start(kind, tmp_path / kind, str(path))
+        try:
+            url = f"tls://127.0.0.1:{server.port}"
+            got[kind] = [asyncio.run(outcome(url, tls=certs.client_context(),
+                                             tls_handshake_first=True, nkeys_seed_str=s))
+                         for s in (seed, nkeys.encode_seed(os.urandom(32),
+                                                           nkeys.PREFIX_BYTE_USER).decode())]
+        finally:
+            server.stop()
+    assert got["jsstore"] == got["nats-server"] == [("connected",),
+                                                    ("-ERR", "Authorization Violation")]
