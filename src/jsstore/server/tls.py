@@ -3,12 +3,12 @@ INFO in plain text and the client then starts the TLS handshake (INFO says
 ``tls_required``); with ``handshake_first`` the handshake comes first and INFO follows
 over TLS, unless the client has said nothing after the settings' ``fallback_delay``
 (``handshake_first: auto``), when INFO goes out in plain text after all and the
-handshake follows as by default.  A handshake that fails or does not finish within the settings' ``timeout``
-(nats-server's default: 2 seconds) closes the connection, with the TLS alert when there
-is one and nothing else: a client that answers INFO in plain text sees the connection
-close.  With ``verify`` (``tls_verify`` in INFO) a client must present a certificate
-signed by ``ca_file``; ``verify_and_map`` also names the user the client is
-(jsstore.server.certmap).  The settings are jsstore.server.tlsconfig."""
+handshake follows as by default.  A handshake that fails or does not finish within the
+settings' ``timeout`` (nats-server's default: 2 seconds) closes the connection, with the
+TLS alert when there is one and nothing else: a client that answers INFO in plain text
+sees the connection close.  With ``verify`` (``tls_verify`` in INFO) a client must
+present a certificate signed by ``ca_file``; ``verify_and_map`` also names the user the
+client is (jsstore.server.certmap).  The settings are jsstore.server.tlsconfig."""
 
 from __future__ import annotations
 
