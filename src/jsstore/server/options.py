@@ -256,4 +256,3 @@ def _lame_duck(config: dict) -> dict:
             raise ConfigError("invalid lame_duck_grace_period, needs to be positive")
         out["lame_duck_grace_period"] = grace / SECOND
     return out
-
