@@ -131,13 +131,16 @@ class NatsServer:
 
 
 def _wait_until_ready(server: NatsServer, timeout: float) -> None:
-    """Poll until the server sends its INFO line to a new connection."""
+    """Poll until the server sends its INFO line to a new connection, or logs that it is
+    ready (a TLS-first server sends no INFO before a handshake)."""
     deadline = time.monotonic() + timeout
     while True:
         if server.process.poll() is not None:
             raise RuntimeError(
                 f"nats-server exited with code {server.process.returncode}:\n{server.log_text()}"
             )
+        if "Server is ready" in server.log_text():
+            return
         try:
             with socket.create_connection((server.host, server.port), timeout=1.0) as sock:
                 sock.settimeout(1.0)

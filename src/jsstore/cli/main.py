@@ -3,6 +3,7 @@
     jsstore serve [-p PORT] [-a HOST] [-js] [-sd DIR] [-n NAME] [-P PIDFILE] [-l LOGFILE]
                   [-c FILE] [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
                   [--sync_interval always|DURATION] [--store-factory MODULE:CALLABLE]
+                  [--tls|--tlsverify --tlscert FILE --tlskey FILE [--tlscacert FILE]]
     jsstore serve --signal ldm|stop|quit|term|reopen|reload=<pid or pid file>
     jsstore export --store DIR --stream S --to out.parquet [--subject F] [--since T] [--master URL]
 
@@ -21,6 +22,9 @@ iteration share one fsync per file (jsstore.server.durable).  A duration sets ho
 stores fsync in the background (nats-server's default: 2 minutes).
 ``--store-factory pkg.mod:callable`` makes every file stream's store with that callable
 (``jsstore.store.contract.StreamStoreFactory``; jsstore.cli.storefactory resolves it).
+``--tls`` with ``--tlscert`` and ``--tlskey`` makes every client connection TLS;
+``--tlsverify`` also requires client certificates signed by ``--tlscacert`` (the
+configuration's ``tls {}`` block does the same and more: docs/security.md).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import ssl
 import sys
 import tempfile
 import time
@@ -42,6 +47,7 @@ from jsstore.server import Server
 from jsstore.server import config as server_config
 from jsstore.server import options as server_options
 from jsstore.server.defaults import DEFAULT_SYNC_INTERVAL
+from jsstore.server.tlsconfig import TLSSettings
 from jsstore.store.config import StoreOptions
 from jsstore.store.syncgroup import SyncGroup
 from jsstore.version import __version__
@@ -67,7 +73,10 @@ FLAGS = {
     "sl": ("signal", True), "signal": ("signal", True),
     "sync": ("sync_interval", True), "sync_interval": ("sync_interval", True),
     "store-factory": ("store_factory", True), "store_factory": ("store_factory", True),
+    "tls": ("tls_flag", False), "tlsverify": ("tlsverify", False),
+    "tlscert": ("tlscert", True), "tlskey": ("tlskey", True), "tlscacert": ("tlscacert", True),
 }
+TLS_FLAGS = ("tls_flag", "tlsverify", "tlscert", "tlskey", "tlscacert")
 
 # --signal <command>=<pid>: what each command sends, as nats-server maps them
 SIGNALS = {"ldm": signal.SIGUSR2, "stop": signal.SIGKILL, "quit": signal.SIGINT,
@@ -180,6 +189,17 @@ def open_jetstreams(options: dict) -> tuple:
     return None, accounts
 
 
+def tls_from_flags(options: dict) -> TLSSettings:
+    """The TLS settings of the command line (which replace a configuration's tls block):
+    --tls, --tlsverify (clients' certificates verified), --tlscert, --tlskey, --tlscacert."""
+    if not options.get("tlscert"):
+        raise UsageError("TLS Server certificate must be present and valid")
+    if not options.get("tlskey"):
+        raise UsageError("TLS Server private key must be present and valid")
+    return TLSSettings(options["tlscert"], options["tlskey"], ca_file=options.get("tlscacert"),
+                       verify=bool(options.get("tlsverify")))
+
+
 def serve(options: dict) -> int:
     if options.get("config"):
         try:
@@ -187,6 +207,13 @@ def serve(options: dict) -> int:
         except (OSError, server_config.ConfigError) as exc:
             raise UsageError(f"configuration: {exc}") from None
         options = {**from_file, **{k: v for k, v in options.items() if k != "config"}}
+    if any(options.get(flag) for flag in TLS_FLAGS):
+        options["tls"] = tls_from_flags(options)
+    if options.get("tls") is not None:
+        try:
+            options["tls"].context()        # the certificate and key files, read now
+        except (OSError, ssl.SSLError) as exc:
+            raise UsageError(f"TLS: {exc}") from None
     log = Log(options.get("log"))
     js, accounts = open_jetstreams(options)
     sync = sync_setting(options)
@@ -201,7 +228,8 @@ def serve(options: dict) -> int:
                     password=options.get("password"), users=options.get("users"),
                     accounts=accounts, no_auth_user=options.get("no_auth_user"),
                     not_enabled=not_enabled, sync_always=sync == "always",
-                    sync_interval=DEFAULT_SYNC_INTERVAL if sync == "always" else sync)
+                    sync_interval=DEFAULT_SYNC_INTERVAL if sync == "always" else sync,
+                    tls=options.get("tls"))
     for key in ("lame_duck_duration", "lame_duck_grace_period"):
         if key in options:
             setattr(server, key, float(options[key]))
@@ -221,6 +249,8 @@ def serve(options: dict) -> int:
         if srv.monitor is not None:
             log.info(f"Starting http monitor on {srv.host}:{srv.monitor.port}")
         log.info(f"Listening for client connections on {srv.host}:{srv.port}")
+        if srv.tls is not None:
+            log.info("TLS required for client connections")
         if options.get("pid"):
             with open(options["pid"], "w") as f:
                 f.write(str(os.getpid()))

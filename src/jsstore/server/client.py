@@ -3,7 +3,8 @@
 Everything one read brings is parsed in one pass and handled in order; what it makes the
 server send (to this client and to others) is buffered per client and written once at
 the end of the read.  CONNECT options as nats-server reads them: verbose (+OK after each
-operation), pedantic (subject checks), echo, headers, no_responders.
+operation), pedantic (subject checks), echo, headers, no_responders.  On a TLS server the
+connection is upgraded (jsstore.server.tls) after INFO, or before it with handshake_first.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import time
 from jsstore._core import protocol
 from jsstore._core.subjects import _subject_matches, filters_overlap, is_literal, is_valid_subject
 from jsstore.server.connect import decode_connect
+from jsstore.server.nkey import new_nonce
 from jsstore.server.subscriptions import Subscription
+from jsstore.server.tls import PeerCertificate, TLSTransport
 from jsstore.wire.ackreply import ACK_PREFIX
 
 log = logging.getLogger("jsstore.server")
@@ -83,6 +86,11 @@ class Client(asyncio.Protocol):
         self.pipelining = False     # it sends on without waiting for answers (see hold)
         self.held = False           # answers wait for release()
         self.acks: list[str] = []   # plain acks not applied yet (Server.publish)
+        self.nonce = ""             # INFO's, for nkey users to sign
+        self.cert = None            # the client's TLS certificate (PeerCertificate)
+        self.info_after_tls = False  # INFO waits for the TLS handshake (TLS-first)
+        self.tls_first = False      # the handshake came before INFO (shown by /connz)
+        self._fallback = None       # TLS-first's fallback to INFO first, while pending
 
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -93,13 +101,55 @@ class Client(asyncio.Protocol):
         self.peer = (peer[0], peer[1]) if len(peer) >= 2 else ("", 0)
         self.server.clients[self.cid] = self
         self.server.stats["total_connections"] += 1
-        transport.write(protocol.info_frame(self.server.info_json(self.cid)))
+        if self.server.auth.nonce_required:
+            self.nonce = new_nonce()
+        tls = self.server.tls
+        self.info_after_tls = tls is not None and tls.handshake_first
+        if not self.info_after_tls:
+            transport.write(
+                protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))
+        if tls is not None:
+            self.transport = TLSTransport(transport, self.server.tls_context, tls.timeout,
+                                          self._tls_ready)
+            if self.info_after_tls and tls.fallback_delay > 0:
+                self._fallback = asyncio.get_running_loop().call_later(
+                    tls.fallback_delay, self._tls_fallback)
+
+    def _nonce(self) -> dict:
+        return {"nonce": self.nonce} if self.nonce else {}
+
+    def _tls_fallback(self) -> None:
+        """A TLS-first client that said nothing within the fallback delay gets INFO in
+        plain text, then the handshake as by default."""
+        self._fallback = None
+        self.info_after_tls = False
+        self.transport.raw.write(
+            protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))
+        self.transport.restart_timer()
+
+    def _tls_ready(self) -> None:
+        """The TLS handshake is done: the client's certificate, and INFO when it comes
+        after the handshake."""
+        self.cert = PeerCertificate.of(self.transport)
+        self.tls_first = self.info_after_tls
+        if self.info_after_tls:
+            self.transport.write(
+                protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))
 
     def connection_lost(self, exc) -> None:
         self.closed = True
+        if self._fallback is not None:
+            self._fallback.cancel()
         self.server.client_gone(self)
 
     def data_received(self, data: bytes) -> None:
+        if self.server.tls is not None:
+            if self._fallback is not None:      # the client spoke first: TLS-first
+                self._fallback.cancel()
+                self._fallback = None
+            data = self.transport.feed(data)    # TLS records in, plain bytes out
+            if not data:
+                return
         server = self.server
         now = time.monotonic()
         if now - self.last_read > QUIET_GAP:
@@ -215,7 +265,7 @@ class Client(asyncio.Protocol):
         if options is None:         # nats-server closes the connection without an -ERR
             self.close()
             return False
-        identity = self.server.auth.authenticate(options)
+        identity = self.server.auth.authenticate(options, self.nonce, self.cert)
         if identity is None:
             self.error_and_close(AUTHORIZATION_VIOLATION)
             return False

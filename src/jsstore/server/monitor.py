@@ -15,6 +15,8 @@ from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import SECOND
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.server.defaults import DEFAULT_MAX_PENDING, GO_VERSION
+from jsstore.server.tls import TLSTransport
+from jsstore.server.tlsconfig import DEFAULT_TIMEOUT as DEFAULT_TLS_TIMEOUT
 
 MAX_CONTROL_LINE = 4096
 PING_INTERVAL = 120 * SECOND           # ns, nats-server's default
@@ -92,10 +94,17 @@ class Monitor:
         return {
             "server_id": srv.server_id, "server_name": srv.server_name,
             "version": srv.info_version, "proto": 1, "go": GO_VERSION,
-            "host": srv.host, "port": srv.port, "max_connections": 65536,
+            "host": srv.host, "port": srv.port,
+            **({"auth_required": True} if srv.auth.required else {}),
+            **({"tls_required": True} if srv.tls is not None else {}),
+            **({"tls_verify": True} if srv.tls is not None and srv.tls.verify_clients else {}),
+            "max_connections": 65536,
             "ping_interval": PING_INTERVAL, "ping_max": PING_MAX,
             "http_host": self.host, "http_port": self.port, "http_base_path": "",
-            "https_port": 0, "auth_timeout": AUTH_TIMEOUT,
+            "https_port": 0,
+            # nats-server's default: the TLS handshake's timeout and a second, with TLS
+            "auth_timeout": srv.tls.timeout + 1 if srv.tls is not None else AUTH_TIMEOUT,
+            "tls_timeout": srv.tls.timeout if srv.tls is not None else DEFAULT_TLS_TIMEOUT,
             "max_control_line": MAX_CONTROL_LINE, "max_payload": srv.max_payload,
             "max_pending": getattr(srv, "max_pending", DEFAULT_MAX_PENDING),
             "jetstream": self._jetstream_varz(),
@@ -170,7 +179,10 @@ class Monitor:
                 "in_msgs": client.in_msgs, "out_msgs": client.out_msgs,
                 "in_bytes": client.in_bytes, "out_bytes": client.out_bytes,
                 "subscriptions": len(client.subs), "name": client.name,
-                "lang": client.lang, "version": client.version})
+                "lang": client.lang, "version": client.version,
+                **(client.transport.connz_fields()
+                   if isinstance(client.transport, TLSTransport) else {}),
+                **({"tls_first": True} if client.tls_first else {})})
         return {"server_id": srv.server_id, "now": _rfc3339(now),
                 "num_connections": len(connections), "total": len(connections),
                 "offset": 0, "limit": 1024, "connections": connections}

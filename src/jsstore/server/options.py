@@ -7,13 +7,16 @@ jetstream {store_dir, max_memory_store, max_file_store, domain, sync_interval (o
 user+password | users [{user, password, permissions {publish, subscribe}}]}, accounts
 {NAME: {users [...], jetstream: enabled | {limits}}} (each account's users join the user
 list, its JetStream limits go to ``accounts``), no_auth_user, lame_duck_duration and
-lame_duck_grace_period.
+lame_duck_grace_period, tls {cert_file, key_file, ca_file, verify, verify_and_map,
+timeout, handshake_first}; users may be nkey users ({nkey: U..., permissions}).
 """
 
 from __future__ import annotations
 
 from jsstore.gocompat.durations import SECOND, parse_go_duration
+from jsstore.server import nkey
 from jsstore.server.config import ConfigError
+from jsstore.server.tlsconfig import settings_from_config
 
 
 def _permissions(raw) -> dict | None:
@@ -62,12 +65,29 @@ def _users(raw, account: str = "$G") -> list[dict]:
     if raw and not isinstance(raw, list):
         raise ConfigError(f"users: expected an array of users, got {raw!r}")
     for entry in raw or []:
-        if isinstance(entry, dict) and "user" in entry:
+        if isinstance(entry, dict) and "nkey" in entry:
+            users.append(_nkey_user(entry, account))
+        elif isinstance(entry, dict) and "user" in entry:
             users.append({"user": str(entry["user"]),
                           "password": str(entry.get("password", entry.get("pass", ""))),
                           "permissions": _permissions(entry.get("permissions")),
                           "account": account})
     return users
+
+
+def _nkey_user(entry: dict, account: str) -> dict:
+    """A user given as {nkey: U..., permissions}, checked as nats-server checks it."""
+    key = str(entry["nkey"])
+    if "user" in entry or "password" in entry or "pass" in entry:
+        raise ConfigError("Nkey users do not take usernames or passwords")
+    try:
+        valid = nkey.is_user_key(key)
+    except ImportError:
+        raise ConfigError("nkey users need the nkeys package (pip install nkeys)") from None
+    if not valid:
+        raise ConfigError("Not a valid public nkey for a user")
+    return {"nkey": key, "permissions": _permissions(entry.get("permissions")),
+            "account": account}
 
 
 # an account's jetstream {...} keys (nats-server's spellings) -> AccountLimits fields
@@ -179,11 +199,13 @@ def server_options(config: dict) -> dict:
         out["users"] = users
     if "no_auth_user" in config:
         name = str(config["no_auth_user"])
-        if not any(user["user"] == name for user in users):
+        if not any(name in (user.get("user"), user.get("nkey")) for user in users):
             raise ConfigError(f'no_auth_user: "{name}" not present as user or nkey in '
                               f'authorization block or account configuration')
         out["no_auth_user"] = name
     out.update(_lame_duck(config))
+    if "tls" in config:
+        out["tls"] = settings_from_config(config["tls"])
     return out
 
 

@@ -8,7 +8,8 @@ has JetStream, into it (``$JS.API.*`` requests, acks, flow control replies, and 
 subjects streams capture).  What JetStream sends (API answers, consumer deliveries,
 advisories) comes back through its bus, which sees the account's subscriptions as
 interest (``Bus.attach``).  A request nobody serves is answered ``503`` when the client
-asked for no-responders statuses.
+asked for no-responders statuses.  With `tls` (jsstore.server.tls) every client
+connection is TLS.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from jsstore.server.defaults import (
 )
 from jsstore.server.durable import DurableAcks
 from jsstore.server.monitor import Monitor
+from jsstore.server.tlsconfig import TLSSettings
 from jsstore.version import __version__ as JSSTORE_VERSION
 
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -50,7 +52,8 @@ class Server:
                  user: str | None = None, password: str | None = None,
                  users: list[dict] | None = None, accounts: dict | None = None,
                  no_auth_user: str | None = None, not_enabled=None,
-                 sync_always: bool = False, sync_interval: int = DEFAULT_SYNC_INTERVAL):
+                 sync_always: bool = False, sync_interval: int = DEFAULT_SYNC_INTERVAL,
+                 tls: TLSSettings | None = None):
         self.host = host
         self.port = port
         self.server_id = "N" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(55))
@@ -58,7 +61,10 @@ class Server:
         self.max_payload = max_payload
         self.max_pending = max_pending
         self.auth = Authenticator(token=token, user=user, password=password, users=users,
-                                  no_auth_user=no_auth_user)
+                                  no_auth_user=no_auth_user,
+                                  tls_map=tls is not None and tls.verify_and_map)
+        self.tls = tls
+        self.tls_context = tls.context() if tls is not None else None
         self.slow_consumers = 0
         self.stats = {"total_connections": 0, "in_msgs": 0, "in_bytes": 0, "out_msgs": 0,
                       "out_bytes": 0}
@@ -105,9 +111,12 @@ class Server:
         info = {"server_id": self.server_id, "server_name": self.server_name,
                 "version": schemas.SERVER_VERSION, "proto": 1, "go": GO_VERSION,
                 "host": self.host, "port": self.port, "headers": True,
+                **({"auth_required": True} if self.auth.required else {}),
+                **({"tls_required": True} if self.tls is not None else {}),
+                **({"tls_verify": True} if self.tls is not None
+                   and self.tls.verify_clients else {}),
                 "max_payload": self.max_payload, "jetstream": self.js is not None,
                 "client_id": cid, "client_ip": "127.0.0.1",
-                **({"auth_required": True} if self.auth.required else {}),
                 **({"ldm": True} if self.ldm else {}), **extra,
                 "jsstore_version": JSSTORE_VERSION}
         return gojson.encode(info)
