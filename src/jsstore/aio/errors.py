@@ -1,0 +1,158 @@
+"""The exceptions of ``jsstore.aio``: nats-py's classes, names and attributes, defined here
+so that jsstore does not need nats-py.
+
+Two families, as in nats-py:
+
+* the client's own (nats-py's ``nats.errors``): ``NatsError`` (nats-py calls it
+  ``nats.errors.Error``), ``TimeoutError`` (also an ``asyncio.TimeoutError``),
+  ``MsgAlreadyAckdError``, ``NotJSMessageError``, ``BadSubscriptionError``,
+  ``ConnectionClosedError`` (the context was closed);
+* JetStream's (nats-py's ``nats.js.errors``): ``Error``, ``APIError`` with ``code``,
+  ``err_code``, ``description``, ``stream`` and ``seq``, its subclasses picked by the
+  answer's HTTP-like code (400 ``BadRequestError``, 404 ``NotFoundError``, 500
+  ``ServerError``, 503 ``ServiceUnavailableError``), ``NoStreamResponseError`` (nothing
+  captures a publish's subject), ``FetchTimeoutError`` and
+  ``ConsumerSequenceMismatchError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+
+class NatsError(Exception):
+    """What every error of the client is (nats-py's ``nats.errors.Error``)."""
+
+
+class TimeoutError(NatsError, asyncio.TimeoutError):  # noqa: A001 - nats-py's name
+    """Nothing came in time."""
+
+    def __str__(self) -> str:
+        return "nats: timeout"
+
+
+class MsgAlreadyAckdError(NatsError):
+    """The message was already acknowledged (ack, nak or term)."""
+
+    def __init__(self, msg=None) -> None:
+        self._msg = msg
+
+    def __str__(self) -> str:
+        return f"nats: message was already acknowledged: {self._msg}"
+
+
+class NotJSMessageError(NatsError):
+    """The message has no JetStream ack subject."""
+
+    def __str__(self) -> str:
+        return "nats: not a JetStream message"
+
+
+class BadSubscriptionError(NatsError):
+    """The subscription was closed."""
+
+    def __str__(self) -> str:
+        return "nats: invalid subscription"
+
+
+class ConnectionClosedError(NatsError):
+    """The context was closed."""
+
+    def __str__(self) -> str:
+        return "nats: connection closed"
+
+
+class Error(NatsError):
+    """A JetStream error (nats-py's ``nats.js.errors.Error``)."""
+
+    def __init__(self, description: str | None = None) -> None:
+        self.description = description
+
+    def __str__(self) -> str:
+        return f"nats: JetStream.{type(self).__name__} {self.description or ''}"
+
+
+class APIError(Error):
+    """JetStream answered with an error: its code (HTTP-like), err_code (JetStream's own
+    number) and description."""
+
+    def __init__(self, code: int | None = None, description: str | None = None,
+                 err_code: int | None = None, stream: str | None = None,
+                 seq: int | None = None) -> None:
+        self.code = code
+        self.err_code = err_code
+        self.description = description
+        self.stream = stream
+        self.seq = seq
+
+    @classmethod
+    def from_error(cls, err: dict) -> APIError:
+        """The exception for an answer's ``error`` object, its class chosen by code as
+        nats-py chooses it (returned, for the caller to raise)."""
+        known = {k: err.get(k) for k in ("code", "description", "err_code", "stream", "seq")
+                 if k in err}
+        return _BY_CODE.get(err.get("code"), APIError)(**known)
+
+    @classmethod
+    def from_status(cls, status: str, description: str = "") -> APIError:
+        """The exception for a status message (a pull request's or a direct get's)."""
+        if status == "503":
+            return ServiceUnavailableError()
+        if status == "404":
+            return NotFoundError()
+        return APIError(code=int(status), description=description)
+
+    def __str__(self) -> str:
+        return (f"nats: {type(self).__name__}: code={self.code} err_code={self.err_code} "
+                f"description='{self.description}'")
+
+
+class ServiceUnavailableError(APIError):
+    """503: JetStream is not available."""
+
+
+class ServerError(APIError):
+    """500: JetStream failed."""
+
+
+class NotFoundError(APIError):
+    """404: no such stream, consumer or message."""
+
+
+class BadRequestError(APIError):
+    """400: the request was refused."""
+
+
+_BY_CODE = {400: BadRequestError, 404: NotFoundError, 500: ServerError,
+            503: ServiceUnavailableError}
+
+
+class NoStreamResponseError(Error):
+    """No stream captures the subject published to."""
+
+    def __str__(self) -> str:
+        return "nats: no response from stream"
+
+
+class FetchTimeoutError(TimeoutError):
+    """A fetch got answers but no message in time."""
+
+    def __str__(self) -> str:
+        return "nats: fetch timeout"
+
+
+class ConsumerSequenceMismatchError(Error):
+    """A push consumer's delivery sequence skipped (not raised for an ordered consumer,
+    which starts over instead)."""
+
+    def __init__(self, stream_resume_sequence=None, consumer_sequence=None,
+                 last_consumer_sequence=None) -> None:
+        self.stream_resume_sequence = stream_resume_sequence
+        self.consumer_sequence = consumer_sequence
+        self.last_consumer_sequence = last_consumer_sequence
+
+    def __str__(self) -> str:
+        gap = self.consumer_sequence - (self.last_consumer_sequence or 0)
+        return (f"nats: sequence mismatch for consumer at sequence {self.consumer_sequence} "
+                f"({gap} sequences behind), should restart consumer from stream sequence "
+                f"{self.stream_resume_sequence}")

@@ -1,0 +1,152 @@
+"""jsstore.aio's own guarantees, beyond what tests/test_aio_parity.py compares with
+nats-py: the event loop never waits on the disk, waiting for messages is event-driven,
+`async with` closes the store, the ordered consumer starts over on a gap, the errors are
+nats-py's, and `import jsstore` stays without it until used."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+
+import nats.errors
+import nats.js.errors
+import pytest
+from bothservers import run
+
+import jsstore
+from jsstore.aio import errors
+from jsstore.store.filestore import FileStore
+
+
+def test_a_slow_disk_write_does_not_block_the_event_loop(tmp_path, monkeypatch):
+    """The write waits until a task on the loop lets it go: were the loop blocked by the
+    write, the task could never run and the write would give up."""
+    release = threading.Event()
+    writer_threads = []
+    original = FileStore.store_msg
+
+    def slow_store_msg(self, *args, **kwargs):
+        writer_threads.append(threading.current_thread())
+        gave_up = not release.wait(10)
+        assert not gave_up, "the event loop did not run while the write waited"
+        return original(self, *args, **kwargs)
+
+    async def main():
+        async with jsstore.aio.open(tmp_path) as js:
+            await js.add_stream(name="S", subjects=["s"])
+            monkeypatch.setattr(FileStore, "store_msg", slow_store_msg)
+            publish = asyncio.create_task(js.publish("s", b"x"))
+            ran_while_pending = []
+
+            async def other_task():
+                while not writer_threads:       # the write has started
+                    await asyncio.sleep(0)
+                ran_while_pending.append(not publish.done())
+                release.set()
+            await other_task()
+            ack = await publish
+            monkeypatch.setattr(FileStore, "store_msg", original)
+            return ack, ran_while_pending
+    ack, ran_while_pending = run(main())
+    assert ack.seq == 1
+    assert ran_while_pending == [True]
+    assert writer_threads[0] is not threading.main_thread()
+
+
+def test_waiting_fetches_take_no_thread_each_and_wake_on_a_publish(tmp_path):
+    async def main():
+        async with jsstore.aio.open() as js:
+            await js.add_stream(name="S", subjects=["s.*"])
+            subs = [await js.pull_subscribe(f"s.{n}", f"C{n}") for n in range(5)]
+            threads = threading.active_count()
+            fetches = [asyncio.create_task(sub.fetch(1, timeout=30)) for sub in subs]
+            await asyncio.sleep(0)
+            while not all(f.done() for f in fetches):
+                assert threading.active_count() <= threads
+                pending = [n for n, f in enumerate(fetches) if not f.done()]
+                await js.publish(f"s.{pending[0]}", b"%d" % pending[0])
+                await asyncio.wait([fetches[pending[0]]])
+            return [(await f)[0].data for f in fetches]
+    assert run(main()) == [b"0", b"1", b"2", b"3", b"4"]
+
+
+def test_async_with_closes_the_store_so_it_opens_again(tmp_path):
+    async def write():
+        async with jsstore.aio.open(tmp_path) as js:
+            await js.add_stream(name="S", subjects=["s"])
+            await js.publish("s", b"kept")
+        return js.jetstream.closed
+
+    async def read():
+        js = await jsstore.aio.open(tmp_path)
+        try:
+            return (await js.stream_info("S")).state.messages, (await js.get_msg("S", 1)).data
+        finally:
+            await js.close()
+    assert run(write()) is True
+    assert run(read()) == (1, b"kept")
+
+
+def test_an_ordered_consumer_starts_over_after_a_gap():
+    """A consumer reset makes its delivery sequence start again at 1: the ordered
+    subscription sees the gap, and goes on from the next stream sequence on a new
+    consumer, missing nothing and repeating nothing."""
+    async def main():
+        async with jsstore.aio.open() as js:
+            await js.add_stream(name="S", subjects=["s"])
+            for n in range(2):
+                await js.publish("s", b"%d" % n)
+            sub = await js.subscribe("s", ordered_consumer=True)
+            first = [await sub.next_msg(timeout=5) for _ in range(2)]
+            before = (await sub.consumer_info()).name
+            js.jetstream.reset_consumer("S", before, seq=1)   # delivers 1 again, as dseq 1
+            await js.publish("s", b"2")
+            third = await sub.next_msg(timeout=5)
+            after = (await sub.consumer_info()).name
+            names = js.jetstream.consumer_names("S")
+            return [m.data for m in first + [third]], before != after, names == [after]
+    assert run(main()) == ([b"0", b"1", b"2"], True, True)
+
+
+def _lineage(cls) -> list[str]:
+    """The class names up to Exception (nats-py's nats.errors.Error is our NatsError)."""
+    mro = cls.__mro__[:cls.__mro__.index(Exception)]
+    return ["NatsError" if c is nats.errors.Error else c.__name__ for c in mro]
+
+
+def test_errors_are_nats_pys_by_name_and_code():
+    for name in ("Error", "APIError", "ServiceUnavailableError", "ServerError",
+                 "NotFoundError", "BadRequestError", "NoStreamResponseError",
+                 "FetchTimeoutError", "ConsumerSequenceMismatchError"):
+        ours, theirs = getattr(errors, name), getattr(nats.js.errors, name)
+        assert _lineage(ours) == _lineage(theirs)
+    for name in ("TimeoutError", "MsgAlreadyAckdError", "NotJSMessageError",
+                 "ConnectionClosedError"):
+        assert _lineage(getattr(errors, name)) == _lineage(getattr(nats.errors, name))
+    assert issubclass(errors.TimeoutError, asyncio.TimeoutError)
+    for code, cls in ((400, errors.BadRequestError), (404, errors.NotFoundError),
+                      (500, errors.ServerError), (503, errors.ServiceUnavailableError),
+                      (409, errors.APIError)):
+        err = errors.APIError.from_error({"code": code, "err_code": 10000 + code,
+                                          "description": "why"})
+        assert type(err) is cls
+        assert (err.code, err.err_code, err.description) == (code, 10000 + code, "why")
+
+
+def test_a_closed_context_refuses_work():
+    async def main():
+        js = await jsstore.aio.open()
+        await js.close()
+        with pytest.raises(errors.ConnectionClosedError):
+            await js.stream_info("S")
+    run(main())
+
+
+def test_import_jsstore_leaves_aio_until_it_is_used():
+    code = ("import sys, jsstore; before = 'jsstore.aio' in sys.modules; "
+            "jsstore.aio.open; print(before, 'jsstore.aio' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={"PYTHONPATH": jsstore.__path__[0].rsplit("/", 1)[0]})
+    assert out.stdout.split() == ["False", "True"]
