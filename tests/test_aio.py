@@ -6,6 +6,7 @@ nats-py's, and `import jsstore` stays without it until used."""
 from __future__ import annotations
 
 import asyncio
+import pathlib
 import subprocess
 import sys
 import threading
@@ -150,3 +151,16 @@ def test_import_jsstore_leaves_aio_until_it_is_used():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={"PYTHONPATH": jsstore.__path__[0].rsplit("/", 1)[0]})
     assert out.stdout.split() == ["False", "True"]
+
+
+def test_the_readme_example_runs(tmp_path, monkeypatch):
+    """The asyncio section's example, as written (its asserts included), in a directory
+    of the test's own."""
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("## asyncio"):]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start:section.index("\n```", start)]
+    assert "asyncio.run(main(" in code
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md (asyncio)", "exec"), {"__name__": "readme"})
+    assert (tmp_path / "data" / "jetstream").is_dir()
