@@ -164,3 +164,60 @@ def test_the_readme_example_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md (asyncio)", "exec"), {"__name__": "readme"})
     assert (tmp_path / "data" / "jetstream").is_dir()
+
+
+def test_publish_async_settles_every_future_errors_included():
+    """nats-py 2.16 leaves the future of a refused publish_async unsettled (its reply
+    handler raises the error instead); here it carries the error."""
+    async def main():
+        async with jsstore.aio.open() as js:
+            await js.add_stream(name="S", subjects=["s"])
+            ok = await js.publish_async("s", b"1")
+            refused = await js.publish_async("s", b"2",
+                                             headers={"Nats-Expected-Last-Sequence": "9"})
+            lost = await js.publish_async("nowhere", b"3")
+            await js.publish_async_completed()
+            assert js.publish_async_pending() == 0
+            assert (await ok).seq == 1
+            with pytest.raises(errors.BadRequestError) as refusal:
+                await refused
+            assert refusal.value.err_code == 10071
+            with pytest.raises(errors.NoStreamResponseError):
+                await lost
+    run(main())
+
+
+def test_a_queue_group_shares_deliveries_and_a_leaving_member_hands_over():
+    async def main():
+        async with jsstore.aio.open() as js:
+            await js.add_stream(name="S", subjects=["s"])
+            got = {"a": [], "b": []}
+
+            def member(name):
+                async def on_msg(msg):
+                    got[name].append(msg.data)
+                return on_msg
+            a = await js.subscribe("s", queue="q", cb=member("a"))
+            b = await js.subscribe("s", queue="q", cb=member("b"))
+            for n in range(4):
+                await js.publish("s", b"%d" % n)
+            while len(got["a"]) + len(got["b"]) < 4:
+                await asyncio.sleep(0)
+            await a.unsubscribe()
+            await js.publish("s", b"4")
+            while len(got["a"]) + len(got["b"]) < 5:
+                await asyncio.sleep(0)
+            await b.unsubscribe()
+            return got
+    got = run(main())
+    assert sorted(got["a"] + got["b"]) == [b"0", b"1", b"2", b"3", b"4"]
+    assert got["a"] and got["b"][-1] == b"4"
+
+
+def test_an_unanswered_api_request_is_a_timeout_as_over_nats():
+    async def main():
+        async with jsstore.aio.open() as js:
+            await js.add_stream(name="S", subjects=["s"])
+            with pytest.raises(errors.TimeoutError):
+                await js.reset_consumer("S", "NOBODY")
+    run(main())

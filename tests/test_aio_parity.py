@@ -151,3 +151,45 @@ async def push_consumers(js, errors):
 
 def test_push_consumers(tmp_path):
     assert_same(three_ways(tmp_path, push_consumers))
+
+
+async def account_async_publish_and_queues(js, errors):
+    out = []
+    await js.add_stream(name="TASKS", subjects=["tasks.>"])
+    futures = [await js.publish_async(f"tasks.{n}", b"t%d" % n) for n in range(5)]
+    futures.append(await js.publish_async("tasks.0", b"dup", headers={"Nats-Msg-Id": "d"}))
+    futures.append(await js.publish_async("tasks.0", b"dup", headers={"Nats-Msg-Id": "d"}))
+    # (not a failing one: nats-py 2.16 never settles its future, its reply handler raising
+    # the error instead; tests/test_aio.py covers jsstore.aio's)
+    await js.publish_async_completed()
+    out.append(js.publish_async_pending())
+    out.append([await outcome(f) for f in futures])
+    out.append(await outcome(js.account_info()))
+
+    shares = {"a": [], "b": []}
+
+    def member(name):
+        async def on_msg(msg):
+            shares[name].append(msg.data)
+        return on_msg
+    first = await js.subscribe("tasks.>", queue="workers", cb=member("a"))
+    second = await js.subscribe("tasks.>", queue="workers", cb=member("b"))
+    await until(lambda: len(shares["a"]) + len(shares["b"]) == 6)
+    out.append(sorted(shares["a"] + shares["b"]))
+    out.append(plain((await first.consumer_info()).config))
+    out.append(await outcome(js.subscribe("tasks.>", queue="others", durable="workers")))
+    await first.unsubscribe()
+    await second.unsubscribe()
+
+    await js.add_consumer("TASKS", durable_name="LATER", deliver_policy="by_start_sequence",
+                          opt_start_seq=3)
+    out.append(await outcome(js.pause_consumer("TASKS", "LATER", "2999-01-01T00:00:00Z")))
+    out.append(await outcome(js.resume_consumer("TASKS", "LATER")))
+    out.append(await outcome(js.reset_consumer("TASKS", "LATER", seq=4)))
+    out.append(await outcome(js.reset_consumer("TASKS", "LATER", seq=2)))
+    out.append(await outcome(js.consumers_info("TASKS")))
+    return out
+
+
+def test_account_async_publish_and_queues(tmp_path):
+    assert_same(three_ways(tmp_path, account_async_publish_and_queues))

@@ -1,6 +1,6 @@
 """The asyncio JetStream context: nats-py's ``JetStreamContext`` over an in-process
-JetStream — publish, pull and push subscriptions — on top of the management API
-(``jsstore.aio.manager``).
+JetStream — pull and push subscriptions — on top of publishing (``jsstore.aio.publisher``)
+and the management API (``jsstore.aio.manager``).
 
     async with jsstore.aio.open("data") as js:
         await js.add_stream(name="ORDERS", subjects=["orders.>"])
@@ -17,29 +17,28 @@ js.close()``) closes the JetStream and its store.
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
 
 from jsstore.aio import api, errors
 from jsstore.aio.inbox import Inbox, new_inbox
-from jsstore.aio.manager import JetStreamManager
+from jsstore.aio.publisher import DEFAULT_MAX_PENDING, Publisher
 from jsstore.aio.pull import PullSubscription
 from jsstore.aio.push import PushSubscription
+from jsstore.aio.queuegroup import QueueGroup
 from jsstore.aio.worker import Worker
 from jsstore.jetstream.account import JetStream
 from jsstore.wire.bus import Msg as BusMsg
 
-EXPECTED_STREAM = "Nats-Expected-Stream"
-MSG_TTL = "Nats-TTL"
 
-
-class JetStreamContext(JetStreamManager):
+class JetStreamContext(Publisher):
     """Publish and consume, and manage streams and consumers, in process."""
 
-    def __init__(self, js: JetStream, *, owns: bool = True, worker: Worker | None = None):
-        super().__init__(js, worker or Worker())
+    def __init__(self, js: JetStream, *, owns: bool = True, worker: Worker | None = None,
+                 publish_async_max_pending: int = DEFAULT_MAX_PENDING):
+        super().__init__(js, worker or Worker(), publish_async_max_pending)
         self._owns = owns           # close() closes the JetStream too
         self._subs: list = []
+        self._queue_groups: dict[tuple[str, str], QueueGroup] = {}
         self.closed = False
 
     @property
@@ -56,28 +55,6 @@ class JetStreamContext(JetStreamManager):
     async def request(self, subject: str, payload: bytes = b"") -> list[BusMsg]:
         """Every answer to a message handed to the JetStream."""
         return await self._request(subject, payload)
-
-    # -- publish --------------------------------------------------------------------------
-    async def publish(self, subject: str, payload: bytes = b"", timeout: float | None = None,
-                      stream: str | None = None, headers: dict | None = None,
-                      msg_ttl: float | None = None) -> api.PubAck:
-        """Store a message; its PubAck.  `headers` may carry Nats-Msg-Id (deduplication)
-        and the Nats-Expected-* checks; `stream` requires that stream to capture it;
-        errors.NoStreamResponseError when no stream does."""
-        hdr = dict(headers) if headers else None
-        if stream is not None:
-            hdr = hdr or {}
-            hdr[EXPECTED_STREAM] = stream
-        if msg_ttl is not None:
-            hdr = hdr or {}
-            hdr[MSG_TTL] = str(int(msg_ttl))
-        answers = await self._request(subject, payload, hdr)
-        if not answers:
-            raise errors.NoStreamResponseError()
-        resp = json.loads(answers[0].data)
-        if "error" in resp:
-            raise errors.APIError.from_error(resp["error"])
-        return api.PubAck.from_response(resp)
 
     # -- pull -----------------------------------------------------------------------------
     async def pull_subscribe(self, subject: str, durable: str | None = None,
@@ -187,9 +164,28 @@ class JetStreamContext(JetStreamManager):
                 config.idle_heartbeat = idle_heartbeat
                 config.num_replicas = 1
                 config.mem_storage = True
+            if ordered_consumer and queue:
+                raise errors.Error("an ordered consumer can not be a queue subscription")
             consumer = (await self.add_consumer(stream, config=config)).name
+        return await self.subscribe_bind(stream, config, consumer, cb=cb,
+                                         manual_ack=manual_ack,
+                                         ordered_consumer=ordered_consumer)
+
+    async def subscribe_bind(self, stream: str, config: api.ConsumerConfig, consumer: str,
+                             cb=None, manual_ack: bool = False,
+                             ordered_consumer: bool = False, **_limits) -> PushSubscription:
+        """A push subscription to an existing consumer delivering to
+        ``config.deliver_subject`` (in its ``deliver_group`` when it has one)."""
+        if config.deliver_subject is None:
+            raise TypeError("config.deliver_subject is required")
+        group = None
+        if config.deliver_group:
+            key = (config.deliver_subject, config.deliver_group)
+            group = self._queue_groups.get(key)
+            if group is None:
+                group = self._queue_groups[key] = QueueGroup(*key, asyncio.get_running_loop())
         sub = PushSubscription(self, stream, consumer, config, cb, manual_ack=manual_ack,
-                               ordered=ordered_consumer)
+                               ordered=ordered_consumer, group=group)
         await sub.start()
         self._subs.append(sub)
         return sub

@@ -11,8 +11,8 @@ Two families, as in nats-py:
   ``err_code``, ``description``, ``stream`` and ``seq``, its subclasses picked by the
   answer's HTTP-like code (400 ``BadRequestError``, 404 ``NotFoundError``, 500
   ``ServerError``, 503 ``ServiceUnavailableError``), ``NoStreamResponseError`` (nothing
-  captures a publish's subject), ``FetchTimeoutError`` and
-  ``ConsumerSequenceMismatchError``.
+  captures a publish's subject), ``ConsumerInvalidResetError``,
+  ``TooManyStalledMsgsError``, ``FetchTimeoutError`` and ``ConsumerSequenceMismatchError``.
 """
 
 from __future__ import annotations
@@ -123,6 +123,11 @@ class BadRequestError(APIError):
     """400: the request was refused."""
 
 
+class ConsumerInvalidResetError(BadRequestError):
+    """reset_consumer to a sequence the consumer's deliver policy does not allow
+    (err_code 10204)."""
+
+
 _BY_CODE = {400: BadRequestError, 404: NotFoundError, 500: ServerError,
             503: ServiceUnavailableError}
 
@@ -132,6 +137,13 @@ class NoStreamResponseError(Error):
 
     def __str__(self) -> str:
         return "nats: no response from stream"
+
+
+class TooManyStalledMsgsError(Error):
+    """publish_async waited too long for a free slot."""
+
+    def __str__(self) -> str:
+        return "nats: stalled with too many outstanding async published messages"
 
 
 class FetchTimeoutError(TimeoutError):

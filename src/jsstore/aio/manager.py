@@ -43,11 +43,17 @@ class JetStreamManager:
     async def _api_request(self, subject: str, payload: bytes = b"") -> dict[str, Any]:
         answers = await self._request(subject, payload)
         if not answers:
-            raise errors.ServiceUnavailableError()
+            # JetStream takes every $JS.API subject and leaves some unanswered (a reset of
+            # a consumer that does not exist): a NATS client times out there
+            raise errors.TimeoutError()
         resp = json.loads(answers[0].data)
         if "error" in resp:
             raise errors.APIError.from_error(resp["error"])
         return resp
+
+    async def account_info(self) -> api.AccountInfo:
+        """The account's JetStream usage and limits."""
+        return api.AccountInfo.from_response(await self._api_request(f"{PREFIX}.INFO"))
 
     # -- streams --------------------------------------------------------------------------
     async def find_stream_name_by_subject(self, subject: str) -> str:
@@ -144,6 +150,37 @@ class JetStreamManager:
         _check_name("consumer", consumer)
         resp = await self._api_request(f"{PREFIX}.CONSUMER.DELETE.{stream}.{consumer}")
         return resp["success"]
+
+    async def pause_consumer(self, stream: str, consumer: str, pause_until: str,
+                             timeout: float | None = None) -> api.ConsumerPause:
+        """Pause delivery until `pause_until` (RFC 3339)."""
+        _check_name("stream", stream)
+        _check_name("consumer", consumer)
+        resp = await self._api_request(f"{PREFIX}.CONSUMER.PAUSE.{stream}.{consumer}",
+                                       json.dumps({"pause_until": pause_until}).encode())
+        return api.ConsumerPause.from_response(resp)
+
+    async def resume_consumer(self, stream: str, consumer: str,
+                              timeout: float | None = None) -> api.ConsumerPause:
+        """Deliver again at once (a pause until a past time)."""
+        return await self.pause_consumer(stream, consumer, "1970-01-01T00:00:00Z")
+
+    async def reset_consumer(self, stream: str, consumer: str, seq: int | None = None,
+                             timeout: float | None = None) -> api.ConsumerReset:
+        """Start the consumer over: from stream sequence `seq`, or (None, 0) from above
+        its ack floor; ConsumerInvalidResetError when its deliver policy forbids `seq`."""
+        _check_name("stream", stream)
+        _check_name("consumer", consumer)
+        payload = json.dumps({"seq": seq}).encode() if seq else b""
+        try:
+            resp = await self._api_request(f"{PREFIX}.CONSUMER.RESET.{stream}.{consumer}",
+                                           payload)
+        except errors.APIError as err:
+            if err.err_code == 10204:
+                raise errors.ConsumerInvalidResetError(
+                    code=err.code, description=err.description, err_code=err.err_code) from err
+            raise
+        return api.ConsumerReset.from_response(resp)
 
     # -- messages -------------------------------------------------------------------------
     async def get_msg(self, stream_name: str, seq: int | None = None,

@@ -1,5 +1,5 @@
 """Push subscriptions with nats-py's face: a callback awaited per message, or ``await
-sub.next_msg(timeout)``; ordered consumers.
+sub.next_msg(timeout)``; queue groups (``jsstore.aio.queuegroup``); ordered consumers.
 
 The consumer delivers to the subscription's deliver subject on the JetStream's bus; the
 inbox hands each message to the event loop, where control messages are answered (flow
@@ -17,6 +17,7 @@ from jsstore.aio import api, errors
 from jsstore.aio.inbox import Inbox, new_inbox
 from jsstore.aio.msg import Metadata, Msg
 from jsstore.aio.pull import status_of
+from jsstore.aio.queuegroup import QueueGroup
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,8 @@ class PushSubscription:
     """A push consumer's deliveries."""
 
     def __init__(self, ctx, stream: str, consumer: str, config: api.ConsumerConfig,
-                 cb=None, manual_ack: bool = False, ordered: bool = False):
+                 cb=None, manual_ack: bool = False, ordered: bool = False,
+                 group: QueueGroup | None = None):
         self._ctx = ctx
         self._stream = stream
         self._consumer = consumer
@@ -38,6 +40,7 @@ class PushSubscription:
         self._auto_ack = cb is not None and not manual_ack and config.ack_policy not in (
             api.AckPolicy.NONE, api.AckPolicy.FLOW_CONTROL)
         self._ordered = ordered
+        self._group = group         # the queue group it is a member of
         self._inbox = self._new_inbox(config.deliver_subject, asyncio.get_running_loop())
         self._task: asyncio.Task | None = None
         self._dseq = 1              # the delivery sequence expected next
@@ -49,7 +52,10 @@ class PushSubscription:
 
     async def start(self) -> None:
         """Subscribe the deliver subject (the consumer starts delivering)."""
-        await self._ctx._worker.run(self._inbox.subscribe, self._ctx._js.bus)
+        if self._group is not None:
+            await self._group.join(self, self._ctx._worker, self._ctx._js.bus)
+        else:
+            await self._ctx._worker.run(self._inbox.subscribe, self._ctx._js.bus)
         if self._cb is not None:
             self._task = asyncio.create_task(self._dispatch())
 
@@ -74,6 +80,10 @@ class PushSubscription:
         inbox = Inbox(subject, loop)
         inbox.on_msg = lambda raw: self._arrived(inbox, raw)
         return inbox
+
+    def take(self, raw) -> None:
+        """A message its queue group hands it (in the loop)."""
+        self._arrived(self._inbox, raw)
 
     def _arrived(self, inbox: Inbox, raw) -> None:
         if inbox is not self._inbox:        # to the deliver subject before a restart
@@ -171,4 +181,7 @@ class PushSubscription:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await self._ctx._worker.run(self._inbox.unsubscribe)
+        if self._group is None:
+            await self._ctx._worker.run(self._inbox.unsubscribe)
+        elif await self._group.leave(self, self._ctx._worker):
+            self._ctx._queue_groups.pop(self._group.key, None)

@@ -23,14 +23,17 @@ class Worker:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self.closed = False
 
-    async def run(self, fn: Callable[..., Any], *args, **kwargs) -> Any:
-        """`fn(*args, **kwargs)` on the worker thread; its result (or exception);
-        errors.ConnectionClosedError once shut down."""
+    def submit(self, fn: Callable[..., Any], *args, **kwargs) -> asyncio.Future:
+        """Queue `fn(*args, **kwargs)` for the worker thread now; the future of its
+        result (or exception); errors.ConnectionClosedError once shut down."""
         if self.closed:
             raise errors.ConnectionClosedError()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor,
-                                          functools.partial(fn, *args, **kwargs))
+        return loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    async def run(self, fn: Callable[..., Any], *args, **kwargs) -> Any:
+        """`fn(*args, **kwargs)` on the worker thread; its result (or exception)."""
+        return await self.submit(fn, *args, **kwargs)
 
     def shutdown(self) -> None:
         """Wait for what was given and stop the thread."""
