@@ -15,6 +15,7 @@ import nats.errors
 import nats.js.errors
 import pytest
 from bothservers import run
+from test_layers import all_imports
 
 import jsstore
 from jsstore.aio import errors
@@ -221,3 +222,13 @@ def test_an_unanswered_api_request_is_a_timeout_as_over_nats():
             with pytest.raises(errors.TimeoutError):
                 await js.reset_consumer("S", "NOBODY")
     run(main())
+
+
+def test_aio_reaches_the_store_through_jetstream_only():
+    """jsstore.aio is a client of the embedded JetStream: it imports neither the server
+    nor the wire API handlers (the face plugs those in)."""
+    ours = [f for f in all_imports() if f.importer.startswith("jsstore.aio")]
+    outward = [f for f in ours
+               if f.imported.startswith(("jsstore.server", "jsstore.api", "jsstore.cli"))]
+    assert outward == []
+    assert any(f.imported.startswith("jsstore.jetstream") for f in ours)

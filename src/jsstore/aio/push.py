@@ -72,7 +72,16 @@ class PushSubscription:
 
     # -- arrivals (in the loop) -----------------------------------------------------------
     def _later(self, coro) -> None:
-        task = asyncio.create_task(coro)
+        """Run `coro` in the background (flow control answers, restarts); a failure is
+        logged, and nothing once the context is closed."""
+        async def guarded():
+            try:
+                await coro
+            except errors.ConnectionClosedError:
+                pass
+            except Exception:
+                log.exception("push subscription on %r", self._config.deliver_subject)
+        task = asyncio.create_task(guarded())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
