@@ -26,6 +26,10 @@ async def streams_and_publish(js, errors):
     out.append(await outcome(js.publish("orders.eu", b"four", stream="ORDERS",
                                         headers={"Nats-Expected-Last-Subject-Sequence": "3",
                                                  "X-Trace": "t"})))
+    out.append(await outcome(js.publish("orders.us", b"five",
+                                        headers={"Nats-Expected-Last-Msg-Id": "m-1"})))
+    out.append(await outcome(js.publish("orders.us", b"five",
+                                        headers={"Nats-Expected-Last-Msg-Id": "m-9"})))
     out.append(await outcome(js.publish("nowhere", b"lost")))
     out.append(await outcome(js.stream_info("ORDERS")))
     out.append(await outcome(js.stream_info("ORDERS", subjects_filter="orders.*")))
@@ -105,6 +109,12 @@ async def pull_consumers(js, errors):
     out.append(await outcome(js.delete_consumer("JOBS", "ODD")))
     ephemeral = await js.pull_subscribe("jobs.0")
     out.append([(m.subject, m.metadata.sequence.stream) for m in await ephemeral.fetch(2)])
+    await js.publish("jobs.9", b"with headers", headers={"X-Trace": "abc", "X-Two": "2"})
+    # the ConsumerConfig of the way under test, found on an info it answered
+    tail = await js.pull_subscribe("jobs.9", "TAIL", config=type(info.config)(
+        deliver_policy="last", ack_policy="explicit"))
+    [last] = await tail.fetch(1, timeout=2, heartbeat=0.5)
+    out.append((last.subject, last.data, last.headers, plain(last.metadata)))
     return out
 
 
@@ -135,6 +145,11 @@ async def push_consumers(js, errors):
     await first.ack_sync()
     out.append(await outcome(manual.next_msg(timeout=0.5)))
     await manual.unsubscribe()
+
+    newest = await js.subscribe("events.>", deliver_policy="last", headers_only=True)
+    latest = await newest.next_msg(timeout=2)
+    out.append((latest.subject, latest.data, latest.headers, latest.metadata.sequence.stream))
+    await newest.unsubscribe()
 
     ordered = await js.subscribe("events.>", ordered_consumer=True)
     seen = [await ordered.next_msg(timeout=2) for _ in range(4)]
