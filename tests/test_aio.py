@@ -232,3 +232,30 @@ def test_aio_reaches_the_store_through_jetstream_only():
                if f.imported.startswith(("jsstore.server", "jsstore.api", "jsstore.cli"))]
     assert outward == []
     assert any(f.imported.startswith("jsstore.jetstream") for f in ours)
+
+
+def test_push_flow_control_is_answered_so_a_large_stream_flows(monkeypatch):
+    """12 MB through an ordered consumer (flow control on): its flow control requests
+    are answered, or delivery would stall after the first window (heartbeats, which
+    would also unstick it, are a minute apart here)."""
+    answered = []
+    send = jsstore.aio.JetStreamContext.send
+
+    async def spy(self, subject, payload=b"", reply=None):
+        if subject.startswith("$JS.FC."):
+            answered.append(subject)
+        await send(self, subject, payload, reply)
+    monkeypatch.setattr(jsstore.aio.JetStreamContext, "send", spy)
+
+    async def main():
+        async with jsstore.aio.open() as js:
+            await js.add_stream(name="S", subjects=["s"])
+            body = b"x" * 4096
+            for n in range(3000):
+                await js.publish_async("s", body)
+            await js.publish_async_completed()
+            sub = await js.subscribe("s", ordered_consumer=True, idle_heartbeat=60)
+            return [(await sub.next_msg(timeout=5)).metadata.sequence.stream
+                    for _ in range(3000)]
+    assert run(main()) == list(range(1, 3001))
+    assert answered
