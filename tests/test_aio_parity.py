@@ -53,6 +53,8 @@ async def streams_and_publish(js, errors):
     out.append(await outcome(js.add_stream(name="AUDIT", subjects=["audit"],
                                            storage="memory", duplicate_window=30)))
     out.append(await outcome(js.streams_info()))
+    page = await js.streams_info_iterator(offset=1)
+    out.append((page.offset, page.total, [plain(info) for info in page]))
     out.append(await outcome(js.purge_stream("ORDERS", subject="orders.us")))
     out.append(await outcome(js.purge_stream("ORDERS", keep=1)))
     out.append(await outcome(js.stream_info("ORDERS")))

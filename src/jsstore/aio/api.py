@@ -39,6 +39,7 @@ from jsstore.aio.streamapi import (
     StreamSource,
     StreamSourceInfo,
     StreamState,
+    StreamsListIterator,
     SubjectTransform,
 )
 
@@ -48,4 +49,5 @@ __all__ = ["AccountInfo", "AccountLimits", "APIStats", "Tier", "Base", "parse_ti
            "ExternalStream", "LostStreamData", "PeerInfo", "Placement", "PubAck",
            "RawStreamMsg", "RePublish", "RetentionPolicy", "StorageType", "StoreCompression",
            "StreamConfig", "StreamConsumerLimits", "StreamConsumerSource", "StreamInfo",
-           "StreamSource", "StreamSourceInfo", "StreamState", "SubjectTransform"]
+           "StreamSource", "StreamSourceInfo", "StreamState", "StreamsListIterator",
+           "SubjectTransform"]

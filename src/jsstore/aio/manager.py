@@ -111,6 +111,12 @@ class JetStreamManager:
                                        json.dumps({"offset": offset}).encode())
         return [api.StreamInfo.from_response(s) for s in resp["streams"]]
 
+    async def streams_info_iterator(self, offset: int = 0) -> api.StreamsListIterator:
+        """One page of stream infos, with its offset and the total."""
+        resp = await self._api_request(f"{PREFIX}.STREAM.LIST",
+                                       json.dumps({"offset": offset}).encode())
+        return api.StreamsListIterator(resp["offset"], resp["total"], resp["streams"])
+
     # -- consumers ------------------------------------------------------------------------
     async def add_consumer(self, stream: str, config: api.ConsumerConfig | None = None,
                            timeout: float | None = None, **params) -> api.ConsumerInfo:

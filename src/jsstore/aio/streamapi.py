@@ -224,6 +224,25 @@ class StreamInfo(Base):
     _times = ("created",)
 
 
+class StreamsListIterator:
+    """One page of STREAM.LIST: its offset, the total, and the streams' infos in turn."""
+
+    def __init__(self, offset: int, total: int, streams: List[Dict[str, Any]]) -> None:
+        self.offset = offset
+        self.total = total
+        self.streams = streams
+        self._index = 0
+
+    def __iter__(self) -> StreamsListIterator:
+        return self
+
+    def __next__(self) -> StreamInfo:
+        if self._index >= len(self.streams):
+            raise StopIteration
+        self._index += 1
+        return StreamInfo.from_response(self.streams[self._index - 1])
+
+
 @dataclass
 class RawStreamMsg(Base):
     """A message read from a stream by get_msg.  ``hdrs`` is the header block as the
