@@ -4,6 +4,8 @@ against nats-server (tests/threeways.py), and records the same each way — PubA
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from threeways import assert_same, outcome, plain, three_ways, until
 
@@ -117,6 +119,17 @@ async def pull_consumers(js, errors):
         deliver_policy="last", ack_policy="explicit"))
     [last] = await tail.fetch(1, timeout=2, heartbeat=0.5)
     out.append((last.subject, last.data, last.headers, plain(last.metadata)))
+    # a fetch waiting when the message is published gets it; a bigger batch than there is
+    # gets what there is
+    waiting = asyncio.ensure_future(tail.fetch(1, timeout=5))
+    await asyncio.sleep(0.2)
+    await js.publish("jobs.9", b"while waiting")
+    out.append([(m.data, m.metadata.sequence.stream) for m in await waiting])
+    await js.publish("jobs.9", b"one more")
+    out.append([m.data for m in await tail.fetch(5, timeout=1)])
+    out.append(await outcome(js.add_consumer("JOBS", durable_name="BAD", ack_policy="none",
+                                             max_ack_pending=10)))
+    out.append(await outcome(js.add_consumer("JOBS", durable_name="W", ack_wait=60)))
     return out
 
 
