@@ -259,3 +259,20 @@ def test_push_flow_control_is_answered_so_a_large_stream_flows(monkeypatch):
                     for _ in range(3000)]
     assert run(main()) == list(range(1, 3001))
     assert answered
+
+
+def test_a_context_over_a_jetstream_of_ones_own_leaves_it_open():
+    js = jsstore.open()
+    js.add_stream(name="S", subjects=["s"])
+
+    async def main():
+        ctx = jsstore.aio.JetStreamContext(js, owns=False)
+        ack = await ctx.publish("s", b"async")
+        await ctx.close()
+        return ack.seq
+    try:
+        assert run(main()) == 1
+        assert not js.closed
+        assert js.get_msg("S", 1).data == b"async"
+    finally:
+        js.close()

@@ -4,6 +4,8 @@ methods, arguments, answers (``jsstore.aio.api``) and exceptions (``jsstore.aio.
 Every call is the ``$JS.API`` request a nats-py client sends, answered in process by the
 JetStream's wire API (``JetStream.request_msgs``) on the worker thread; so the answers and
 errors are nats-server's, and an error becomes the class nats-py would raise for it.
+The ``timeout`` arguments are taken for nats-py's signatures and not used: in process an
+answer comes when the call returns.
 """
 
 from __future__ import annotations
