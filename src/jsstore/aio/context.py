@@ -204,7 +204,7 @@ class JetStreamContext(Publisher):
                 await self._worker.run(sub.unsubscribe)
         if self._owns:
             await self._worker.run(self._js.close)
-        self._worker.shutdown()
+        await self._worker.aclose()
 
     async def __aenter__(self) -> JetStreamContext:
         return self

@@ -36,6 +36,18 @@ class Worker:
         return await self.submit(fn, *args, **kwargs)
 
     def shutdown(self) -> None:
-        """Wait for what was given and stop the thread."""
+        """Wait for what was given and stop the thread (blocking: for when nothing is
+        queued)."""
         self.closed = True
         self._executor.shutdown(wait=True)
+
+    async def aclose(self) -> None:
+        """Take no more work, wait (on the loop) for what was given, stop the thread."""
+        self.closed = True
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, _nothing)   # runs after all given before
+        self._executor.shutdown(wait=False)
+
+
+def _nothing() -> None:
+    pass
