@@ -223,3 +223,54 @@ async def account_async_publish_and_queues(js, errors):
 
 def test_account_async_publish_and_queues(tmp_path):
     assert_same(three_ways(tmp_path, account_async_publish_and_queues))
+
+
+async def key_value_buckets(js, errors):
+    out = []
+    kv = await js.create_key_value(bucket="PROFILES", history=5, direct=True)
+    out.append(await outcome(kv.status()))
+    out.append(await outcome(kv.put("alice", b"a1")))
+    out.append(await outcome(kv.put("bob", b"b1")))
+    out.append(await outcome(kv.put("alice", b"a2")))
+    out.append(await outcome(kv.get("alice")))
+    out.append(await outcome(kv.get("alice", revision=1)))
+    out.append(await outcome(kv.get("nobody")))
+    out.append(await outcome(kv.get("bad key")))
+    out.append(await outcome(kv.create("alice", b"again")))
+    out.append(await outcome(kv.create("carol", b"c1")))
+    out.append(await outcome(kv.update("carol", b"c2", last=5)))
+    out.append(await outcome(kv.update("carol", b"c3", last=5)))
+    out.append(await outcome(kv.delete("bob")))
+    out.append(await outcome(kv.get("bob")))
+    out.append(await outcome(kv.create("bob", b"b2")))
+    out.append(await outcome(kv.purge("carol")))
+    out.append(await outcome(kv.keys()))
+    out.append(await outcome(kv.history("alice")))
+    out.append(await outcome(kv.history("carol")))
+    watcher = await kv.watchall()
+    first = []
+    while (update := await watcher.updates(timeout=5)) is not None:
+        first.append(plain(update))
+    out.append(first)
+    await kv.put("dave", b"d1")
+    out.append(plain(await watcher.updates(timeout=5)))
+    await watcher.stop()
+    out.append(await outcome(bound(js.key_value("PROFILES"))))
+    out.append(await outcome(bound(js.key_value("MISSING"))))
+    out.append(await outcome(js.create_key_value(bucket="HUGE", history=65)))
+    empty = await js.create_key_value(bucket="EMPTY")
+    out.append(await outcome(empty.keys()))
+    out.append(await outcome(js.delete_key_value("EMPTY")))
+    out.append(await outcome(bound(js.key_value("EMPTY"))))
+    return out
+
+
+async def bound(opening):
+    """What a bucket binding gives: its class name and what its status says."""
+    kv = await opening
+    status = await kv.status()
+    return type(kv).__name__, status.bucket, status.values, status.history
+
+
+def test_key_value_buckets(tmp_path):
+    assert_same(three_ways(tmp_path, key_value_buckets))

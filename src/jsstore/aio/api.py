@@ -19,6 +19,7 @@ from jsstore.aio.consumerapi import (
     ReplayPolicy,
     SequenceInfo,
 )
+from jsstore.aio.kvapi import KeyValueConfig
 from jsstore.aio.streamapi import (
     ClusterInfo,
     DiscardPolicy,
@@ -36,10 +37,10 @@ from jsstore.aio.streamapi import (
     StreamConsumerLimits,
     StreamConsumerSource,
     StreamInfo,
+    StreamsListIterator,
     StreamSource,
     StreamSourceInfo,
     StreamState,
-    StreamsListIterator,
     SubjectTransform,
 )
 
@@ -50,4 +51,4 @@ __all__ = ["AccountInfo", "AccountLimits", "APIStats", "Tier", "Base", "parse_ti
            "RawStreamMsg", "RePublish", "RetentionPolicy", "StorageType", "StoreCompression",
            "StreamConfig", "StreamConsumerLimits", "StreamConsumerSource", "StreamInfo",
            "StreamSource", "StreamSourceInfo", "StreamState", "StreamsListIterator",
-           "SubjectTransform"]
+           "SubjectTransform", "KeyValueConfig"]

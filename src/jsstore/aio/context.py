@@ -19,8 +19,9 @@ from __future__ import annotations
 import asyncio
 import secrets
 
-from jsstore.aio import api, errors
+from jsstore.aio import api, errors, kv
 from jsstore.aio.inbox import Inbox, new_inbox
+from jsstore.aio.kv import KeyValue
 from jsstore.aio.publisher import DEFAULT_MAX_PENDING, Publisher
 from jsstore.aio.pull import PullSubscription
 from jsstore.aio.push import PushSubscription
@@ -189,6 +190,19 @@ class JetStreamContext(Publisher):
         await sub.start()
         self._subs.append(sub)
         return sub
+
+    # -- key-value buckets -----------------------------------------------------------------
+    async def create_key_value(self, config: api.KeyValueConfig | None = None,
+                               **params) -> KeyValue:
+        """Create a key-value bucket (its stream ``KV_<bucket>``)."""
+        return await kv.create_key_value(self, config, **params)
+
+    async def key_value(self, bucket: str) -> KeyValue:
+        """A key-value bucket; errors.BucketNotFoundError when there is none."""
+        return await kv.key_value(self, bucket)
+
+    async def delete_key_value(self, bucket: str) -> bool:
+        return await kv.delete_key_value(self, bucket)
 
     # -- lifecycle ------------------------------------------------------------------------
     async def close(self) -> None:

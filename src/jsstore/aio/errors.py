@@ -12,7 +12,9 @@ Two families, as in nats-py:
   answer's HTTP-like code (400 ``BadRequestError``, 404 ``NotFoundError``, 500
   ``ServerError``, 503 ``ServiceUnavailableError``), ``NoStreamResponseError`` (nothing
   captures a publish's subject), ``ConsumerInvalidResetError``,
-  ``TooManyStalledMsgsError``, ``FetchTimeoutError`` and ``ConsumerSequenceMismatchError``.
+  ``TooManyStalledMsgsError``, ``FetchTimeoutError`` and ``ConsumerSequenceMismatchError``;
+  the key-value ones (``BucketNotFoundError``, ``KeyNotFoundError``, ``KeyDeletedError``,
+  ``KeyWrongLastSequenceError``, ``NoKeysError``, ...).
 """
 
 from __future__ import annotations
@@ -168,3 +170,78 @@ class ConsumerSequenceMismatchError(Error):
         return (f"nats: sequence mismatch for consumer at sequence {self.consumer_sequence} "
                 f"({gap} sequences behind), should restart consumer from stream sequence "
                 f"{self.stream_resume_sequence}")
+
+
+# -- key-value buckets ----------------------------------------------------------------------
+class InvalidBucketNameError(Error):
+    """A bucket name with characters outside letters, digits, - and _."""
+
+
+class InvalidKeyError(Error):
+    """A key with characters a key can not have."""
+
+
+class KeyValueLimitMarkerTTLNotSupportedError(Error):
+    """limit_marker_ttl needs JetStream API level 1."""
+
+    def __str__(self) -> str:
+        return "nats: limit marker TTLs not supported by server"
+
+
+class BucketNotFoundError(NotFoundError):
+    """No such key-value bucket."""
+
+
+class BadBucketError(APIError):
+    """The bucket's stream is not a key-value bucket's."""
+
+
+class KeyValueError(APIError):
+    """A key-value operation failed."""
+
+
+class KeyDeletedError(KeyValueError, NotFoundError):
+    """The key's last entry is a delete or purge marker."""
+
+    def __init__(self, entry=None, op=None) -> None:
+        self.entry = entry
+        self.op = op
+
+    def __str__(self) -> str:
+        return "nats: key was deleted"
+
+
+class KeyNotFoundError(KeyValueError, NotFoundError):
+    """No such key (or it was deleted)."""
+
+    def __init__(self, entry=None, op=None, message=None) -> None:
+        self.entry = entry
+        self.op = op
+        self.message = message
+
+    def __str__(self) -> str:
+        return "nats: key not found" + (f": {self.message}" if self.message else "")
+
+
+class KeyWrongLastSequenceError(KeyValueError, BadRequestError):
+    """create or update against another revision than the key's last."""
+
+    def __init__(self, description=None) -> None:
+        self.description = description
+
+    def __str__(self) -> str:
+        return f"nats: {self.description}"
+
+
+class NoKeysError(KeyValueError):
+    """keys or history found nothing."""
+
+    def __str__(self) -> str:
+        return "nats: no keys found"
+
+
+class KeyHistoryTooLargeError(KeyValueError):
+    """A bucket keeps at most 64 revisions of a key."""
+
+    def __str__(self) -> str:
+        return "nats: history limited to a max of 64"
