@@ -274,3 +274,47 @@ async def bound(opening):
 
 def test_key_value_buckets(tmp_path):
     assert_same(three_ways(tmp_path, key_value_buckets))
+
+
+async def object_stores(js, errors):
+    out = []
+    store = await js.create_object_store("FILES", description="files")
+    out.append(await outcome(store.status()))
+    content = bytes(range(256)) * 1200                      # 300 KiB: three chunks
+    out.append(await outcome(store.put("big.bin", content)))
+    out.append(await outcome(store.put("note.txt", "hello")))
+    out.append(await outcome(store.put("empty", b"")))
+    got = await store.get("big.bin")
+    out.append((plain(got.info), got.data == content))
+    out.append(await outcome(store.get("note.txt")))
+    out.append(await outcome(store.get("empty")))
+    out.append(await outcome(store.get("missing")))
+    out.append(await outcome(store.put("note.txt", b"hello again")))     # replaces
+    out.append(await outcome(store.get("note.txt")))
+    out.append(await outcome(store.list()))
+    out.append(await outcome(store.delete("empty")))
+    out.append(await outcome(store.get_info("empty")))
+    out.append(await outcome(store.get_info("empty", show_deleted=True)))
+    meta = type(got.info.meta)(name="renamed.txt", description="moved")
+    out.append(await outcome(store.update_meta("note.txt", meta)))
+    out.append(await outcome(store.list(ignore_deletes=True)))
+    out.append(await outcome(store.status()))
+    await store.seal()
+    out.append(await outcome(store.put("late", b"x")))
+    out.append(await outcome(bound_store(js.object_store("FILES"))))
+    out.append(await outcome(bound_store(js.object_store("MISSING"))))
+    out.append(await outcome(js.create_object_store("bad name")))
+    empty = await js.create_object_store("NOTHING")
+    out.append(await outcome(empty.list()))
+    out.append(await outcome(js.delete_object_store("NOTHING")))
+    return out
+
+
+async def bound_store(opening):
+    store = await opening
+    status = await store.status()
+    return type(store).__name__, status.bucket, status.sealed, status.description
+
+
+def test_object_stores(tmp_path):
+    assert_same(three_ways(tmp_path, object_stores))

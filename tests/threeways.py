@@ -34,6 +34,9 @@ NATS_ERRORS.MsgAlreadyAckdError = nats.errors.MsgAlreadyAckdError
 MASKED_KEYS = ("_nats.ver", "_nats.level",   # the server's version and API level
                "Nats-Time-Stamp")             # a direct get's time of storing
 
+# an object's random chunk subject token and the client's clock when it was put
+MASKED_FIELDS = ("nuid", "mtime")
+
 
 def plain(value):
     """`value` as comparable plain data, with what differs from run to run masked."""
@@ -46,6 +49,7 @@ def plain(value):
             # a server names itself the leader in a cluster field; in process there is
             # no server (jsstore.api.streams leaves the field out)
             out[field.name] = ("<cluster>" if field.name == "cluster"
+                               else "<masked>" if field.name in MASKED_FIELDS
                                else plain(getattr(value, field.name)))
         return out
     if isinstance(value, enum.Enum):

@@ -20,6 +20,13 @@ from jsstore.aio.consumerapi import (
     SequenceInfo,
 )
 from jsstore.aio.kvapi import KeyValueConfig
+from jsstore.aio.objectapi import (
+    ObjectInfo,
+    ObjectLink,
+    ObjectMeta,
+    ObjectMetaOptions,
+    ObjectStoreConfig,
+)
 from jsstore.aio.streamapi import (
     ClusterInfo,
     DiscardPolicy,
@@ -51,4 +58,5 @@ __all__ = ["AccountInfo", "AccountLimits", "APIStats", "Tier", "Base", "parse_ti
            "RawStreamMsg", "RePublish", "RetentionPolicy", "StorageType", "StoreCompression",
            "StreamConfig", "StreamConsumerLimits", "StreamConsumerSource", "StreamInfo",
            "StreamSource", "StreamSourceInfo", "StreamState", "StreamsListIterator",
-           "SubjectTransform", "KeyValueConfig"]
+           "SubjectTransform", "KeyValueConfig", "ObjectInfo", "ObjectLink", "ObjectMeta",
+           "ObjectMetaOptions", "ObjectStoreConfig"]

@@ -19,9 +19,10 @@ from __future__ import annotations
 import asyncio
 import secrets
 
-from jsstore.aio import api, errors, kv
+from jsstore.aio import api, errors, kv, objectstore
 from jsstore.aio.inbox import Inbox, new_inbox
 from jsstore.aio.kv import KeyValue
+from jsstore.aio.objectstore import ObjectStore
 from jsstore.aio.publisher import DEFAULT_MAX_PENDING, Publisher
 from jsstore.aio.pull import PullSubscription
 from jsstore.aio.push import PushSubscription
@@ -203,6 +204,20 @@ class JetStreamContext(Publisher):
 
     async def delete_key_value(self, bucket: str) -> bool:
         return await kv.delete_key_value(self, bucket)
+
+    # -- object stores ---------------------------------------------------------------------
+    async def create_object_store(self, bucket: str | None = None,
+                                  config: api.ObjectStoreConfig | None = None,
+                                  **params) -> ObjectStore:
+        """Create an object store (its stream ``OBJ_<bucket>``)."""
+        return await objectstore.create_object_store(self, bucket, config, **params)
+
+    async def object_store(self, bucket: str) -> ObjectStore:
+        """An object store; errors.BucketNotFoundError when there is none."""
+        return await objectstore.object_store(self, bucket)
+
+    async def delete_object_store(self, bucket: str) -> bool:
+        return await objectstore.delete_object_store(self, bucket)
 
     # -- lifecycle ------------------------------------------------------------------------
     async def close(self) -> None:

@@ -14,7 +14,8 @@ Two families, as in nats-py:
   captures a publish's subject), ``ConsumerInvalidResetError``,
   ``TooManyStalledMsgsError``, ``FetchTimeoutError`` and ``ConsumerSequenceMismatchError``;
   the key-value ones (``BucketNotFoundError``, ``KeyNotFoundError``, ``KeyDeletedError``,
-  ``KeyWrongLastSequenceError``, ``NoKeysError``, ...).
+  ``KeyWrongLastSequenceError``, ``NoKeysError``, ...) and the object store ones
+  (``ObjectNotFoundError``, ``DigestMismatchError``, ...).
 """
 
 from __future__ import annotations
@@ -245,3 +246,32 @@ class KeyHistoryTooLargeError(KeyValueError):
 
     def __str__(self) -> str:
         return "nats: history limited to a max of 64"
+
+
+# -- object stores --------------------------------------------------------------------------
+class InvalidObjectNameError(Error):
+    """An object name an object store can not take."""
+
+
+class BadObjectMetaError(Error):
+    """An object's meta entry does not read as one."""
+
+
+class LinkIsABucketError(Error):
+    """get of a link to a whole bucket."""
+
+
+class DigestMismatchError(Error):
+    """An object's chunks do not hash to its digest."""
+
+
+class ObjectNotFoundError(NotFoundError):
+    """No such object (or it was deleted)."""
+
+
+class ObjectDeletedError(NotFoundError):
+    """The object was deleted."""
+
+
+class ObjectAlreadyExists(Error):
+    """update_meta to the name of another object."""
