@@ -132,6 +132,10 @@ MANAGEMENT = Group("consumer management", [
         Step(f"{CONSUMER}PAUSE.ORDERS.C", b""),
         Step(f"{CONSUMER}PAUSE.ORDERS.NOPE", {"pause_until": "2099-01-01T00:00:00Z"}),
         Step(f"{CONSUMER}UNPIN.ORDERS.C", {"group": "g"}),
+        # nats-py resumes with the Unix epoch: echoed, and kept in the configuration
+        Step(f"{CONSUMER}PAUSE.ORDERS.C", {"pause_until": "2999-01-01T00:00:00Z"}),
+        Step(f"{CONSUMER}PAUSE.ORDERS.C", {"pause_until": "1970-01-01T00:00:00Z"}),
+        cinfo("ORDERS", "C"),
     ]),
 ], feature="consumers")
 

@@ -32,7 +32,8 @@ LAYERS = [
     ("jsstore.consumer",),                      # one consumer
     ("jsstore.jetstream",),                     # the embedded account: registries, timers
     ("jsstore.api",),                           # the $JS.API handlers
-    ("jsstore.server", "jsstore.spark"),        # jsstore serve; the PySpark data source
+    ("jsstore.server", "jsstore.spark",         # jsstore serve; the PySpark data source;
+     "jsstore.aio"),                            # the asyncio API
     ("jsstore.cli",),                           # the jsstore command
     ("jsstore", "jsstore.__main__"),            # the package's public face
     ("jsstore.testing",),                       # the store contract kit, the pytest plugin

@@ -17,6 +17,8 @@
 also takes it, keeping the fields it acts on as its ``StoreConfig``.
 """
 
+import importlib
+
 from jsstore import errors
 from jsstore.api.router import Router
 from jsstore.consumer.config import ConsumerConfig
@@ -33,6 +35,15 @@ from jsstore.version import __version__
 
 # the composition root: the embedded account answers requests through the wire API handlers
 _account.use_api(Router)
+
+
+def __getattr__(name: str):
+    """``jsstore.aio`` (the asyncio API) is imported on first use, keeping ``import
+    jsstore`` as cheap as it was."""
+    if name == "aio":
+        return importlib.import_module("jsstore.aio")
+    raise AttributeError(f"module 'jsstore' has no attribute {name!r}")
+
 
 __all__ = ["FileStore", "MemStore", "StreamConfig", "StoreConfig", "StoreOptions", "errors",
            "stream_dir", "open", "JetStream", "PubAck", "StoredMsg", "StreamInfo", "AccountInfo",

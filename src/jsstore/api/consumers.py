@@ -20,11 +20,12 @@ from typing import Callable
 import msgspec
 
 from jsstore.api import requests
-from jsstore.api.streams import go_time, is_empty_request, is_json_object_or_array
+from jsstore.api.streams import is_empty_request, is_json_object_or_array
 from jsstore.consumer import create as consumercreate
 from jsstore.consumer.config import wire_config
 from jsstore.gocompat import json as gojson
-from jsstore.gocompat.times import ZERO_TIME
+from jsstore.gocompat.durations import time_sub
+from jsstore.gocompat.times import ZERO_TIME, rfc3339_nano
 from jsstore.jetstream.consumers import ConsumerInfo, ConsumerResetInfo
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire.api import TYPE_PREFIX, api_level_too_high
@@ -227,15 +228,16 @@ class ConsumerApi:
         return DeleteResponse(type=response_type)
 
     def pause(self, response_type: str, tokens: list[str], payload: bytes, subject: str):
-        until = 0
+        until = None        # no time, or Go's zero time: resume
         if is_json_object_or_array(payload):
-            until = max(requests.decode_fields(payload, requests.CONSUMER_PAUSE)
-                        .get("pause_until") or 0, 0)
+            until = requests.decode_fields(payload, requests.CONSUMER_PAUSE).get("pause_until")
+        if until is not None and until < 0:
+            until = None    # before 1970 (the zero time among them): taken as no time
         info = self.js.pause_consumer(tokens[0], tokens[1], until)
         now = self.js.clock()
         return PauseResponse(type=response_type, paused=info.paused,
-                             pause_until=go_time(until) if until > 0 else go_time(0),
-                             pause_remaining=until - now if info.paused else 0)
+                             pause_until=ZERO_TIME if until is None else rfc3339_nano(until),
+                             pause_remaining=time_sub(until, now) if info.paused else 0)
 
     def reset(self, consumer, payload: bytes, hdr: bytes | None) -> bytes:
         """CONSUMER.RESET.<stream>.<consumer> of a consumer in hand (the lock held): an

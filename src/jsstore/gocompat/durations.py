@@ -49,6 +49,12 @@ _DIGITS = "0123456789"
 _TEXT, _ESCAPES = "utf-8", "surrogateescape"
 
 
+def time_sub(t: int, u: int) -> int:
+    """Go's ``t.Sub(u)`` of two times in Unix ns: the Duration between them, saturated at
+    Duration's bounds (a pause until the year 2999 has INT64_MAX remaining)."""
+    return max(INT64_MIN, min(INT64_MAX, t - u))
+
+
 def _invalid(original: str) -> ValueError:
     return ValueError("time: invalid duration " + time_quote(original))
 

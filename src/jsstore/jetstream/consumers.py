@@ -34,6 +34,7 @@ from jsstore.consumer import create as consumercreate
 from jsstore.consumer.config import ConsumerConfig
 from jsstore.consumer.consumer import Consumer, rfc3339_ns
 from jsstore.errors import StoreError
+from jsstore.gocompat.durations import time_sub
 from jsstore.gocompat.times import ZERO_TIME, rfc3339_nano
 from jsstore.jetstream.pullsub import PullSubscription
 from jsstore.store.consumerstore import CONSUMER_DIR, read_consumer_meta
@@ -119,7 +120,7 @@ def consumer_info(consumer: Consumer, now: int) -> ConsumerInfo:
         num_waiting=pull.count(now) if pull is not None else 0,
         num_pending=consumer.check_num_pending(),
         push_bound=push is not None and push.active, paused=paused,
-        pause_remaining=pause_until - now if paused else 0, ts=rfc3339_nano(now),
+        pause_remaining=time_sub(pause_until, now) if paused else 0, ts=rfc3339_nano(now),
         priority_groups=groups)
 
 
@@ -300,11 +301,13 @@ class ConsumerRegistry:
             self.js.advise(advisories.consumer_action(stream, name, action, now=self.clock()))
 
     # -- pause and pins -------------------------------------------------------------------
-    def pause_consumer(self, stream_name: str, name: str, until: int) -> ConsumerInfo:
-        """Pause delivery until `until` (Unix ns); 0 or a past time resumes."""
+    def pause_consumer(self, stream_name: str, name: str, until: int | None) -> ConsumerInfo:
+        """Pause delivery until `until` (Unix ns); a past time resumes, kept in the
+        configuration as nats-server keeps it (nats-py resumes with the Unix epoch, 0);
+        None (or a time before 1970) resumes and clears it."""
         with self.js.lock:
             consumer = self.lookup_locked(stream_name, name)
-            pause_until = rfc3339_nano(until) if until > 0 else None
+            pause_until = rfc3339_nano(until) if until is not None and until >= 0 else None
             config = msgspec.structs.replace(consumer.config, pause_until=pause_until)
             # as nats-server, the stored metadata follows: a pause needs API level 1
             consumer.update_config(consumerconfig.with_static_metadata(config))
