@@ -79,6 +79,22 @@ def test_the_plugin_entry_point_is_declared():
     assert project["entry-points"]["pytest11"] == {"jsstore": "jsstore.testing.plugin"}
 
 
+def test_the_asyncio_fixture_serves_any_event_loop(jetstream):
+    """Made outside a loop, it answers in each loop a test runs: here two in a row."""
+    async def create():
+        await jetstream.add_stream(name="S", subjects=["s.>"])
+        return await jetstream.publish("s.a", b"one")
+
+    async def read():
+        sub = await jetstream.pull_subscribe("s.>", "D")
+        msgs = await sub.fetch(1, timeout=1)
+        await msgs[0].ack()
+        return msgs[0].data
+
+    assert asyncio.run(create()).seq == 1
+    assert asyncio.run(read()) == b"one"
+
+
 THIRD_PARTY = '''
 import jsstore
 from jsstore.testing import StreamStoreContract
@@ -99,6 +115,15 @@ def test_against_a_server(jsstore_server):
 
 def test_embedded(jetstream_sync):
     assert jetstream_sync.add_stream(name="S", subjects=["s"]).config.name == "S"
+
+
+def test_embedded_asyncio(jetstream):
+    import asyncio
+
+    async def body():
+        await jetstream.add_stream(name="S", subjects=["s"])
+        return (await jetstream.publish("s", b"x")).seq
+    assert asyncio.run(body()) == 1
 '''
 
 
@@ -114,4 +139,4 @@ def test_a_project_of_its_own_uses_the_kit_and_the_fixtures(tmp_path):
                           "-p", "no:cacheprovider", "test_mine.py"],
                          cwd=tmp_path, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "46 passed" in run.stdout
+    assert "47 passed" in run.stdout

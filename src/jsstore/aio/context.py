@@ -235,6 +235,17 @@ class JetStreamContext(Publisher):
             await self._worker.run(self._js.close)
         await self._worker.aclose()
 
+    def close_blocking(self) -> None:
+        """close() for when no event loop runs any more (a test fixture's teardown): the
+        worker finishes what it was given, then the JetStream is closed, its consumers and
+        the subscriptions' bindings with it."""
+        if self.closed:
+            return
+        self.closed = True
+        self._worker.shutdown()
+        if self._owns:
+            self._js.close()
+
     async def __aenter__(self) -> JetStreamContext:
         return self
 

@@ -1,6 +1,9 @@
 """jsstore's pytest plugin (entry point ``jsstore`` in the ``pytest11`` group): fixtures to
 test an application against jsstore instead of nats-server.
 
+* ``jetstream``: an in-process asyncio JetStream (``jsstore.aio``, nats-py's
+  ``JetStreamContext`` face) over a temporary store directory, for tests run by any event
+  loop (pytest-asyncio, anyio, or ``asyncio.run`` in the test), closed after the test;
 * ``jetstream_sync``: an in-process ``jsstore.open(<tmp dir>)`` JetStream (the synchronous
   embedded API), closed after the test;
 * ``jsstore_server``: a ``jsstore serve`` child process on a free loopback port with a
@@ -31,6 +34,19 @@ def _server(store_dir):
         server.stop()
         with contextlib.suppress(OSError):
             os.unlink(server.log_path)
+
+
+@pytest.fixture
+def jetstream(tmp_path):
+    """An asyncio JetStream context over a temporary store directory (jsstore.aio).  It is
+    made outside any event loop and binds to the loop of each call, so one fixture serves
+    whichever loop runs the test."""
+    from jsstore.aio.context import JetStreamContext
+    context = JetStreamContext(jsstore.open(tmp_path / "jetstream"))
+    try:
+        yield context
+    finally:
+        context.close_blocking()
 
 
 @pytest.fixture
