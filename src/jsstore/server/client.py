@@ -15,8 +15,16 @@ import termios
 import time
 
 from jsstore._core import protocol
-from jsstore._core.subjects import _subject_matches, filters_overlap, is_literal, is_valid_subject
+from jsstore._core.subjects import is_valid_subject
 from jsstore.server.connect import decode_connect
+from jsstore.server.limits import (
+    MAX_ACCOUNT_CONNECTIONS,
+    MAX_CONNECTIONS,
+    MAX_SUBSCRIPTIONS,
+    ClientTimers,
+    lowest,
+)
+from jsstore.server.permissions import Guard, compiled, publish_violation, subscribe_violation
 from jsstore.server.subscriptions import Subscription
 from jsstore.wire.ackreply import ACK_PREFIX
 
@@ -39,27 +47,13 @@ INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
 
 
-def allowed(rules: dict | None, subject: str) -> bool:
-    """Whether permissions {allow, deny} let `subject` through (no rules: everything): it
-    must match an allowed filter and no denied one.  A subscription's own wildcards are
-    matched as the tokens they are written as, the way nats-server's canSubscribe looks
-    the subject up in its sublist of rules: "foo.*" passes "foo.>" and "foo.*" but not
-    "foo.bar"; "foo" does not pass "foo.>"; and "foo.>" passes "foo.*" ("*" takes the
-    one token ">")."""
-    if not rules:
-        return True
-    allow, deny = rules.get("allow") or [], rules.get("deny") or []
-    if allow and not any(_subject_matches(subject, rule) for rule in allow):
-        return False
-    return not any(_subject_matches(subject, rule) for rule in deny)
-
-
 class Client(asyncio.Protocol):
     def __init__(self, server, cid: int):
         self.server = server
         self.account = server.global_account   # set by CONNECT
         self.cid = cid
-        self.parser = protocol.Parser(max_payload=server.max_payload)
+        self.parser = protocol.Parser(max_control_line=server.limits.max_control_line,
+                                      max_payload=server.max_payload)
         self.transport: asyncio.Transport | None = None
         self.out: list[bytes] = []
         self.subs: dict[str, Subscription] = {}
@@ -72,8 +66,10 @@ class Client(asyncio.Protocol):
         self.no_responders = False
         self.closed = False
         self.authorized = not server.auth.required
-        self.permissions: dict | None = None      # {publish/subscribe: {allow, deny}}
-        self.denied_deliveries: list[str] | None = None  # mperms: see load_deny_filter
+        self.guard: Guard | None = None     # its permissions at work (None: it has none)
+        self.max_subs = server.limits.max_subscriptions     # (after CONNECT: its account's)
+        self.timers: ClientTimers | None = None
+        self.counted_in = None              # the account whose connections count it
         self.started = self.active = time.time()
         self.peer: tuple = ("", 0)
         self.name = self.lang = self.version = ""
@@ -91,12 +87,24 @@ class Client(asyncio.Protocol):
         self.fd = sock.fileno() if sock is not None else -1
         peer = transport.get_extra_info("peername") or ("", 0)
         self.peer = (peer[0], peer[1]) if len(peer) >= 2 else ("", 0)
-        self.server.clients[self.cid] = self
-        self.server.stats["total_connections"] += 1
-        transport.write(protocol.info_frame(self.server.info_json(self.cid)))
+        server = self.server
+        transport.write(protocol.info_frame(server.info_json(self.cid)))
+        if len(server.clients) >= server.limits.max_connections:
+            # as nats-server: the INFO, then the refusal
+            transport.write(protocol.err_frame(MAX_CONNECTIONS))
+            self.closed = True
+            transport.close()
+            return
+        server.clients[self.cid] = self
+        server.stats["total_connections"] += 1
+        if server.loop is not None:
+            self.timers = ClientTimers(self, server.loop, server.limits,
+                                       auth=not self.authorized)
 
     def connection_lost(self, exc) -> None:
         self.closed = True
+        if self.timers is not None:
+            self.timers.cancel()
         self.server.client_gone(self)
 
     def data_received(self, data: bytes) -> None:
@@ -161,7 +169,10 @@ class Client(asyncio.Protocol):
                     if not self._connect(op[1]):
                         break
                     quick = self._quick()
-                elif kind == protocol.PONG or kind == protocol.OK or kind == protocol.INFO:
+                elif kind == protocol.PONG:
+                    if self.timers is not None:
+                        self.timers.pong()
+                elif kind == protocol.OK or kind == protocol.INFO:
                     pass
                 elif kind == protocol.ERR:
                     pass
@@ -207,7 +218,7 @@ class Client(asyncio.Protocol):
         on, nobody watches ack subjects, and nothing is checked per message (verbose,
         pedantic, permissions)."""
         return (self.account.router is not None and not self.account.table.ack_watchers
-                and not (self.verbose or self.pedantic or self.permissions))
+                and not (self.verbose or self.pedantic or self.guard))
 
     # -- operations ---------------------------------------------------------------------------
     def _connect(self, payload: bytes) -> bool:
@@ -219,9 +230,15 @@ class Client(asyncio.Protocol):
         if identity is None:
             self.error_and_close(AUTHORIZATION_VIOLATION)
             return False
-        self.authorized = True
-        self.permissions = identity.permissions
         account = self.server.account(identity.account)
+        if not self._admit(account):
+            return False
+        self.authorized = True
+        if self.timers is not None:
+            self.timers.authorized()
+        self.guard = Guard(compiled(identity.permissions)) if identity.permissions else None
+        if self.guard is not None and self.guard.checks_deliveries:
+            self._check_deliveries()
         if account is not self.account:
             for sub in self.subs.values():     # (subscribed before CONNECT)
                 self.account.unsubscribe(sub)
@@ -239,7 +256,8 @@ class Client(asyncio.Protocol):
             # (after the PONG to the first PING, as nats-server: a client's handshake
             # waits for that PONG and takes nothing else before it)
             self.connect_info = protocol.info_frame(self.server.info_json(
-                self.cid, connect_info=True, remote_account=self.account.name))
+                self.cid, connect_info=True, remote_account=self.account.name,
+                max_payload=self.parser.max_payload))
         self.headers = options.get("headers", False)
         self.no_responders = options.get("no_responders", False)
         if self.no_responders and not self.headers:
@@ -247,10 +265,25 @@ class Client(asyncio.Protocol):
             return False
         return True
 
+    def _admit(self, account) -> bool:
+        """Count this client in `account`, unless the account has all the connections it
+        may have (nats-server's registerWithAccount); its limits become this client's."""
+        limits = account.limits
+        if 0 <= limits.max_connections <= account.connections:
+            self.error_and_close(MAX_ACCOUNT_CONNECTIONS)
+            return False
+        if self.counted_in is not None:
+            self.counted_in.connections -= 1
+        account.connections += 1
+        self.counted_in = account
+        server = self.server.limits
+        self.max_subs = lowest(server.max_subscriptions, limits.max_subscriptions)
+        self.parser.max_payload = lowest(self.server.max_payload, limits.max_payload)
+        return True
+
     def _pub(self, subject: str, reply: str | None, hdr: bytes | None, payload: bytes) -> None:
-        if self.permissions and not allowed(self.permissions.get("publish"), subject):
-            self.out.append(protocol.err_frame(
-                f'Permissions Violation for Publish to "{subject}"'))
+        if self.guard is not None and not self.guard.may_publish(subject):
+            self.out.append(protocol.err_frame(publish_violation(subject)))
             return
         self._count_in(1, len(payload) + (len(hdr) if hdr else 0))
         if self.pedantic and not is_valid_subject(subject, False):
@@ -270,35 +303,21 @@ class Client(asyncio.Protocol):
         if not is_valid_subject(subject, True):
             self.out.append(protocol.err_frame(INVALID_SUBJECT))
             return
+        guard = self.guard
+        if guard is not None:
+            if not guard.may_subscribe(subject, queue):
+                self.out.append(protocol.err_frame(subscribe_violation(subject, queue)))
+                return
+            if guard.watch(subject):
+                self._check_deliveries()
+        if 0 < self.max_subs <= len(self.subs):
+            self.out.append(protocol.err_frame(MAX_SUBSCRIPTIONS))
+            return
         if sid in self.subs:
             return
-        if self.permissions and not allowed(self.permissions.get("subscribe"), subject):
-            self.out.append(protocol.err_frame(
-                f'Permissions Violation for Subscription to "{subject}"'))
-            return
-        if self.permissions and self.denied_deliveries is None and not is_literal(subject):
-            self.load_deny_filter(subject)
         sub = Subscription(self, subject, queue, sid)
         self.subs[sid] = sub
         self.account.subscribe(sub)
-
-    def load_deny_filter(self, subject: str) -> None:
-        """nats-server's loadMsgDenyFilter: once an allowed wildcard subscription could
-        take in a denied subject (a deny rule overlaps it: "foo.*" and "*.baz" share
-        "foo.baz"), every message for this client is checked against the subscribe deny
-        rules before it goes out, for all its subscriptions; until then none is.  (Which
-        wildcard subscriptions load it cannot be seen from outside beyond that: a message
-        is only dropped when it matches a deny rule and a subscription, which then
-        overlap.)  The checking versions of deliver and deliver_many replace the plain
-        ones on this client only, so that other clients' deliveries pay nothing."""
-        deny = (self.permissions.get("subscribe") or {}).get("deny") or []
-        if any(filters_overlap(rule, subject) for rule in deny):
-            self.denied_deliveries = list(deny)
-            self.deliver = self._deliver_unless_denied
-            self.deliver_many = self._deliver_many_unless_denied
-
-    def _is_denied(self, subject: str) -> bool:
-        return any(_subject_matches(subject, rule) for rule in self.denied_deliveries)
 
     def _unsub(self, sid: str, limit: int) -> None:
         sub = self.subs.get(sid)
@@ -347,14 +366,22 @@ class Client(asyncio.Protocol):
             size += len(data) + (len(hdr) if hdr else 0)
         self._sent(sub, len(msgs), size)
 
-    def _deliver_unless_denied(self, sub: Subscription, subject: str, reply: str | None,
-                               hdr: bytes | None, payload: bytes) -> None:
-        """deliver, for a client with a deny filter: a denied subject is dropped uncounted."""
-        if not self._is_denied(subject):
+    def _check_deliveries(self) -> None:
+        """Have every delivery to this client pass its Guard first (a deny filter, reply
+        subjects to track): checking versions of deliver and deliver_many replace the
+        plain ones on this client only, so that other clients' deliveries pay nothing."""
+        self.deliver = self._deliver_guarded
+        self.deliver_many = self._deliver_many_guarded
+
+    def _deliver_guarded(self, sub: Subscription, subject: str, reply: str | None,
+                         hdr: bytes | None, payload: bytes) -> None:
+        """deliver, through the Guard: a denied subject is dropped uncounted."""
+        if self.guard.delivers(subject, reply):
             Client.deliver(self, sub, subject, reply, hdr, payload)
 
-    def _deliver_many_unless_denied(self, sub: Subscription, msgs: list) -> None:
-        msgs = [msg for msg in msgs if not self._is_denied(msg.subject)]
+    def _deliver_many_guarded(self, sub: Subscription, msgs: list) -> None:
+        delivers = self.guard.delivers
+        msgs = [msg for msg in msgs if delivers(msg.subject, msg.reply)]
         if msgs:
             Client.deliver_many(self, sub, msgs)
 

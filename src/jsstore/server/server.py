@@ -33,6 +33,7 @@ from jsstore.server.defaults import (
     LAME_DUCK_GRACE_PERIOD,
 )
 from jsstore.server.durable import DurableAcks
+from jsstore.server.limits import AccountLimits, Limits
 from jsstore.server.monitor import Monitor
 from jsstore.version import __version__ as JSSTORE_VERSION
 
@@ -42,7 +43,9 @@ _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 class Server:
     """`js` is the global account's JetStream; `accounts` maps other accounts' names to
     their JetStream (None: JetStream off for that account).  `no_auth_user` names the
-    user a client that gives no credentials connects as."""
+    user a client that gives no credentials connects as.  `limits` are the limits on
+    clients (``jsstore.server.limits``), `account_limits` maps accounts' names to theirs
+    (AccountLimits keyword arguments)."""
 
     def __init__(self, js=None, *, host: str = "127.0.0.1", port: int = 4222,
                  server_name: str = "", max_payload: int = DEFAULT_MAX_PAYLOAD,
@@ -50,13 +53,15 @@ class Server:
                  user: str | None = None, password: str | None = None,
                  users: list[dict] | None = None, accounts: dict | None = None,
                  no_auth_user: str | None = None, not_enabled=None,
-                 sync_always: bool = False, sync_interval: int = DEFAULT_SYNC_INTERVAL):
+                 sync_always: bool = False, sync_interval: int = DEFAULT_SYNC_INTERVAL,
+                 limits: Limits | None = None, account_limits: dict | None = None):
         self.host = host
         self.port = port
         self.server_id = "N" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(55))
         self.server_name = server_name or self.server_id
         self.max_payload = max_payload
         self.max_pending = max_pending
+        self.limits = limits or Limits()
         self.auth = Authenticator(token=token, user=user, password=password, users=users,
                                   no_auth_user=no_auth_user)
         self.slow_consumers = 0
@@ -73,6 +78,8 @@ class Server:
         for name, account_js in {GLOBAL_ACCOUNT: js, **(accounts or {})}.items():
             self.accounts[name] = Account(self, name, account_js,
                                           not_enabled=not_enabled if jetstream else None)
+        for name, values in (account_limits or {}).items():
+            self.account(name).limits = AccountLimits(**values)
         # sync always: PubAcks held until their fsync (the stores' options carry a SyncGroup)
         self.durable = DurableAcks(self) if sync_always else None
         self.sync_interval = sync_interval          # ns, as configured (shown by /varz)
@@ -122,6 +129,9 @@ class Server:
     # -- clients ------------------------------------------------------------------------------
     def client_gone(self, client: Client) -> None:
         self.clients.pop(client.cid, None)
+        if client.counted_in is not None:
+            client.counted_in.connections -= 1
+            client.counted_in = None
         self.dirty.discard(client)
         for sub in list(client.subs.values()):
             client.unsubscribe(sub)

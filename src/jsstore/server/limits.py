@@ -1,0 +1,119 @@
+"""The limits a server puts on its clients, as nats-server puts them: how many may connect
+(to the server, to an account), how many subscriptions one may hold, how large a control
+line and a payload may be, and the two timers it keeps on a client -- the keepalive PINGs
+(a client that leaves ping_max of them unanswered is dropped as a stale connection) and,
+when clients must authenticate, the time a client has to send its CONNECT.
+
+Values of 0 or below for max_subscriptions and the account limits mean no limit; a
+client's own limit is the lowest of the server's and its account's."""
+
+from __future__ import annotations
+
+import random
+import time
+
+from jsstore._core import protocol
+
+DEFAULT_MAX_CONNECTIONS = 64 * 1024     # DEFAULT_MAX_CONNECTIONS
+DEFAULT_MAX_CONTROL_LINE = 4096         # MAX_CONTROL_LINE_SIZE
+DEFAULT_PING_INTERVAL = 120.0           # DEFAULT_PING_INTERVAL, seconds
+DEFAULT_PING_MAX = 2                    # DEFAULT_PING_MAX_OUT
+DEFAULT_AUTH_TIMEOUT = 2.0              # AUTH_TIMEOUT, seconds
+FIRST_PING_INTERVAL = 2.0               # the first PING comes no later (plus up to 20%)
+
+MAX_CONNECTIONS = "maximum connections exceeded"
+MAX_ACCOUNT_CONNECTIONS = "maximum account active connections exceeded"
+MAX_SUBSCRIPTIONS = "maximum subscriptions exceeded"
+STALE_CONNECTION = "Stale Connection"
+AUTHENTICATION_TIMEOUT = "Authentication Timeout"
+
+
+def lowest(*limits: int) -> int:
+    """The tightest of several limits (those <= 0 are none); -1 when there is none."""
+    set_ = [limit for limit in limits if limit > 0]
+    return min(set_) if set_ else -1
+
+
+class Limits:
+    """The server-wide limits (times in seconds)."""
+
+    def __init__(self, *, max_connections: int = DEFAULT_MAX_CONNECTIONS,
+                 max_subscriptions: int = 0, ping_interval: float = DEFAULT_PING_INTERVAL,
+                 ping_max: int = DEFAULT_PING_MAX, auth_timeout: float = DEFAULT_AUTH_TIMEOUT,
+                 max_control_line: int = DEFAULT_MAX_CONTROL_LINE):
+        self.max_connections = max_connections if max_connections > 0 else \
+            DEFAULT_MAX_CONNECTIONS
+        self.max_subscriptions = max_subscriptions
+        self.ping_interval = ping_interval if ping_interval > 0 else DEFAULT_PING_INTERVAL
+        self.ping_max = ping_max if ping_max > 0 else DEFAULT_PING_MAX
+        self.auth_timeout = auth_timeout if auth_timeout > 0 else DEFAULT_AUTH_TIMEOUT
+        self.max_control_line = max_control_line if max_control_line > 0 else \
+            DEFAULT_MAX_CONTROL_LINE
+
+
+class AccountLimits:
+    """An account's own limits (its ``limits {}`` block): -1 for none."""
+
+    __slots__ = ("max_connections", "max_subscriptions", "max_payload")
+
+    def __init__(self, max_connections: int = -1, max_subscriptions: int = -1,
+                 max_payload: int = -1):
+        self.max_connections = max_connections
+        self.max_subscriptions = max_subscriptions
+        self.max_payload = max_payload
+
+
+NO_ACCOUNT_LIMITS = AccountLimits()
+
+
+class ClientTimers:
+    """One client's timers on the event loop.
+
+    The ping timer (processPingTimer): fires every ping_interval (the first time sooner:
+    at most FIRST_PING_INTERVAL, plus up to a fifth more); when the client sent nothing
+    within the last interval it is sent a PING, unless it already leaves ping_max of them
+    unanswered: then it gets ``-ERR 'Stale Connection'`` and is closed.  A PONG from it
+    clears the count.  The auth timer: a client of a server that requires authentication
+    that has not been let in by CONNECT within auth_timeout gets ``-ERR 'Authentication
+    Timeout'`` and is closed."""
+
+    __slots__ = ("client", "loop", "limits", "out", "ping", "auth")
+
+    def __init__(self, client, loop, limits: Limits, *, auth: bool):
+        self.client, self.loop, self.limits = client, loop, limits
+        self.out = 0
+        first = min(limits.ping_interval, FIRST_PING_INTERVAL)
+        first += random.random() * first / 5
+        self.ping = loop.call_later(first, self._ping)
+        self.auth = loop.call_later(limits.auth_timeout, self._auth) if auth else None
+
+    def _ping(self) -> None:
+        client = self.client
+        if client.closed:
+            return
+        interval = self.limits.ping_interval
+        if time.monotonic() - client.last_read >= interval:
+            if self.out + 1 > self.limits.ping_max:
+                client.error_and_close(STALE_CONNECTION)
+                return
+            self.out += 1
+            client.out.append(protocol.PING_FRAME)
+            client.flush()
+        self.ping = self.loop.call_later(interval, self._ping)
+
+    def pong(self) -> None:
+        self.out = 0
+
+    def _auth(self) -> None:
+        self.auth = None
+        if not self.client.closed and not self.client.authorized:
+            self.client.error_and_close(AUTHENTICATION_TIMEOUT)
+
+    def authorized(self) -> None:
+        if self.auth is not None:
+            self.auth.cancel()
+            self.auth = None
+
+    def cancel(self) -> None:
+        self.ping.cancel()
+        self.authorized()
