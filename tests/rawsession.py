@@ -26,7 +26,7 @@ class Session:
     """One connection: frames out, lines and messages in."""
 
     def __init__(self, port: int, user: str | None = None, password: str = "p", *,
-                 connect: bool = True):
+                 connect: bool = True, **options):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         self.buf = b""
         self.eof = False
@@ -36,7 +36,7 @@ class Session:
             creds = {"user": user, "pass": password} if user else {}
             self.send(b"CONNECT " + json.dumps({
                 "verbose": False, "pedantic": False, "headers": True, "no_responders": True,
-                **creds}).encode() + b"\r\n")
+                **creds, **options}).encode() + b"\r\n")
 
     def send(self, data: bytes) -> None:
         self.sock.sendall(data)
@@ -120,6 +120,20 @@ class Session:
             return self.exchange() == []
         except OSError:
             return False
+
+    def until_closed(self, timeout: float = 10.0) -> list[tuple]:
+        """Every frame up to the server's closing the connection (("open",) ends the list
+        when it does not close within `timeout`)."""
+        out = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            frame = self.frame(deadline - time.monotonic())
+            if frame is None:
+                if self.eof:
+                    return out
+                continue
+            out.append(frame)
+        return out + [("open",)]
 
     def closed(self, timeout: float = 5.0) -> bool:
         """Whether the server closes the connection within `timeout` (reading on)."""
