@@ -98,7 +98,8 @@ class Session:
                 continue
             out.append(frame)
 
-    def request(self, subject: str, payload: bytes = b"", inbox: str = "_INBOX.t") -> tuple:
+    def request(self, subject: str, payload: bytes = b"", inbox: str = "_INBOX.t",
+                timeout: float = 5.0) -> tuple:
         """A request over a fresh inbox: what the PUB itself drew (-ERR lines) and the
         answer's payload (None when there was none: the publish was refused)."""
         self.requests += 1
@@ -109,7 +110,7 @@ class Session:
         errors = [f for f in errors if f[0] != "MSG"]
         answer = answers[0] if answers else None
         if not errors and answer is None:
-            while (frame := self.frame(5)) is not None and frame[:2] != ("MSG", reply):
+            while (frame := self.frame(timeout)) is not None and frame[:2] != ("MSG", reply):
                 pass
             answer = frame[3] + frame[4] if frame is not None else None
         self.send(b"UNSUB 901\r\n")
