@@ -14,7 +14,10 @@ import re
 import time
 
 import pytest
+from bothservers import run
 from rawsession import KINDS, Session, start
+
+nats = pytest.importorskip("nats")
 
 pytestmark = pytest.mark.natsserver
 
@@ -162,3 +165,42 @@ def test_permission_matrix_as_nats_server(tmp_path):
         ["-ERR 'Permissions Violation for Publish to \"$JS.API.STREAM.CREATE.X_worker\"'"],
         None)
     assert all(theirs[user, "open"] for user in USERS)
+
+
+async def _client_view(url: str) -> list:
+    """What nats-py shows a user whose JetStream request is refused: the request's
+    exception, and the -ERR its error callback is given."""
+    errors = []
+
+    async def on_error(exc):
+        errors.append(str(exc))
+    nc = await nats.connect(url, user="js_reader", password="p", error_cb=on_error)
+    out = []
+    try:
+        js = nc.jetstream(timeout=1)
+        for call in (lambda: js.add_stream(name="NEW", subjects=["new.>"]),
+                     lambda: js.stream_info("ORDERS")):
+            try:
+                await call()
+                out.append("answered")
+            except Exception as exc:            # noqa: BLE001  (its class is the outcome)
+                out.append(type(exc).__name__)
+        await nc.flush()
+    finally:
+        await nc.close()
+    return out + [errors]
+
+
+def test_a_refused_jetstream_request_as_a_client_sees_it(tmp_path):
+    conf = tmp_path / "perms.conf"
+    conf.write_text(CONF)
+    found = {}
+    for kind in KINDS:
+        with start(kind, tmp_path / kind, conf) as srv:
+            found[kind] = run(_client_view(srv.url))
+    assert found["jsstore"] == found["nats-server"]
+    # the refused request times out (nats-server drops the publish: nothing answers, and
+    # no "no responders" status comes); the allowed one is answered (no stream here)
+    assert found["nats-server"] == [
+        "TimeoutError", "NotFoundError",
+        ['nats: permissions violation for publish to "$js.api.stream.create.new"']]
