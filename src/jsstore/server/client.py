@@ -9,9 +9,7 @@ operation), pedantic (subject checks), echo, headers, no_responders.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
-import termios
 import time
 
 from jsstore._core import protocol
@@ -24,11 +22,13 @@ from jsstore.server.limits import (
     ClientTimers,
     lowest,
 )
+from jsstore.server.output import QUIET_GAP, Output
 from jsstore.server.permissions import Guard, compiled, publish_violation, subscribe_violation
 from jsstore.server.subscriptions import Subscription
 from jsstore.wire.ackreply import ACK_PREFIX
 
 log = logging.getLogger("jsstore.server")
+
 
 def no_responders(subject: str) -> bytes:
     """The status a requester gets when nothing serves `subject` (nats-server 2.15 names
@@ -36,18 +36,15 @@ def no_responders(subject: str) -> bytes:
     return b"NATS/1.0 503\r\nNats-Subject: " + subject.encode() + b"\r\n\r\n"
 
 
-HOLD_TIME = 0.002           # answers held back for a client that pipelines, at most
-HOLD_BYTES = 64 * 1024      # ... and no more than this much of them
-QUIET_GAP = 0.002           # a client that sent nothing for this long may be waiting;
-#                             not above HOLD_TIME, so that a client that does wait for
-#                             each answer is answered at once again after one held one
 JS_PREFIX = "$JS."
 AUTHORIZATION_VIOLATION = "Authorization Violation"
 INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
 
 
-class Client(asyncio.Protocol):
+class Client(Output, asyncio.Protocol):
+    """One client connection (its output side: ``jsstore.server.output``)."""
+
     def __init__(self, server, cid: int):
         self.server = server
         self.account = server.global_account   # set by CONNECT
@@ -339,33 +336,7 @@ class Client(asyncio.Protocol):
         if self.subs.pop(sub.sid, None) is not None:
             self.account.unsubscribe(sub)
 
-    # -- output -------------------------------------------------------------------------------
-    def deliver(self, sub: Subscription, subject: str, reply: str | None, hdr: bytes | None,
-                payload: bytes) -> None:
-        """Queue a message for one of this client's subscriptions."""
-        if hdr and not self.headers:
-            hdr = None
-        self.out.append(protocol.msg_frame(subject, sub.sid, reply, hdr, payload))
-        self._sent(sub, 1, len(payload) + (len(hdr) if hdr else 0))
-
-    def deliver_many(self, sub: Subscription, msgs: list) -> None:
-        """Queue a burst of JetStream messages (bus Msgs) for one subscription, stopping
-        where an UNSUB's limit is reached."""
-        limit = sub.max - sub.delivered if sub.max else len(msgs)
-        if limit < len(msgs):
-            msgs = msgs[:max(limit, 0)]
-        frame = protocol.msg_frame
-        sid, headers, out = sub.sid, self.headers, self.out
-        size = 0
-        for msg in msgs:
-            hdr = msg.hdr if headers else None
-            data = msg.data
-            if type(data) is not bytes:
-                data = bytes(data)
-            out.append(frame(msg.subject, sid, msg.reply, hdr, data))
-            size += len(data) + (len(hdr) if hdr else 0)
-        self._sent(sub, len(msgs), size)
-
+    # -- permissions on the way out -----------------------------------------------------
     def _check_deliveries(self) -> None:
         """Have every delivery to this client pass its Guard first (a deny filter, reply
         subjects to track): checking versions of deliver and deliver_many replace the
@@ -377,71 +348,10 @@ class Client(asyncio.Protocol):
                          hdr: bytes | None, payload: bytes) -> None:
         """deliver, through the Guard: a denied subject is dropped uncounted."""
         if self.guard.delivers(subject, reply):
-            Client.deliver(self, sub, subject, reply, hdr, payload)
+            Output.deliver(self, sub, subject, reply, hdr, payload)
 
     def _deliver_many_guarded(self, sub: Subscription, msgs: list) -> None:
         delivers = self.guard.delivers
         msgs = [msg for msg in msgs if delivers(msg.subject, msg.reply)]
         if msgs:
-            Client.deliver_many(self, sub, msgs)
-
-    def _sent(self, sub: Subscription, count: int, size: int) -> None:
-        """Count `count` messages of `size` bytes queued for `sub`; its UNSUB limit."""
-        self.count_out(count, size)
-        sub.delivered += count
-        if sub.max and sub.delivered >= sub.max:
-            self.unsubscribe(sub)
-
-    def count_out(self, count: int, size: int) -> None:
-        """Count `count` messages of `size` bytes queued for this client (to be written)."""
-        self.out_msgs += count
-        self.out_bytes += size
-        stats = self.server.stats
-        stats["out_msgs"] += count
-        stats["out_bytes"] += size
-        self.server.dirty.add(self)
-
-    def hold(self) -> bool:
-        """Whether to hold this client's answers back for up to HOLD_TIME (Nagle's idea,
-        a level up): once a client has shown that it sends on without waiting for
-        answers -- more of its bytes already wait in the socket when its answers are
-        due -- and for as long as it keeps sending, its answers are written a few large
-        chunks at a time instead of one small write per packet it sent.  A client that
-        waits for each answer never shows that and is answered at once; one that goes
-        quiet for QUIET_GAP is again."""
-        if self.closed or self.fd < 0 or sum(map(len, self.out)) >= HOLD_BYTES:
-            return False
-        if not self.pipelining:
-            try:
-                waiting = fcntl.ioctl(self.fd, termios.FIONREAD, b"\0\0\0\0")
-            except OSError:
-                return False
-            self.pipelining = waiting != b"\0\0\0\0"
-        return self.pipelining
-
-    def release(self) -> None:
-        self.held = False
-        self.flush()
-
-    def flush(self) -> None:
-        if self.out and self.transport is not None and not self.closed:
-            data = b"".join(self.out) if len(self.out) > 1 else self.out[0]
-            self.out = []
-            self.transport.write(data)
-            if self.transport.get_write_buffer_size() > self.server.max_pending:
-                # a slow consumer: it does not read what it is sent; nats-server drops it
-                self.server.slow_consumers += 1
-                self.closed = True
-                self.transport.abort()
-        else:
-            self.out = []
-
-    def error_and_close(self, text: str) -> None:
-        self.out.append(protocol.err_frame(text))
-        self.flush()
-        self.close()
-
-    def close(self) -> None:
-        if self.transport is not None and not self.closed:
-            self.closed = True
-            self.transport.close()
+            Output.deliver_many(self, sub, msgs)

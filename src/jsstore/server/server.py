@@ -23,7 +23,7 @@ from jsstore.api import schemas
 from jsstore.gocompat import json as gojson
 from jsstore.server.accounts import GLOBAL_ACCOUNT, Account
 from jsstore.server.auth import Authenticator
-from jsstore.server.client import HOLD_TIME, Client
+from jsstore.server.client import Client
 from jsstore.server.defaults import (
     DEFAULT_MAX_PAYLOAD,
     DEFAULT_MAX_PENDING,
@@ -35,6 +35,7 @@ from jsstore.server.defaults import (
 from jsstore.server.durable import DurableAcks
 from jsstore.server.limits import AccountLimits, Limits
 from jsstore.server.monitor import Monitor
+from jsstore.server.output import HOLD_TIME
 from jsstore.version import __version__ as JSSTORE_VERSION
 
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
