@@ -68,10 +68,10 @@ class Client(Output, asyncio.Protocol):
         self.timers: ClientTimers | None = None
         self.counted_in = None              # the account whose connections count it
         self.started = self.active = time.time()
-        self.peer: tuple = ("", 0)
+        self._peer: tuple | None = None
         self.name = self.lang = self.version = ""
         self.in_msgs = self.in_bytes = self.out_msgs = self.out_bytes = 0
-        self.fd = -1
+        self.fd: int | None = None        # its socket's, looked up when first needed
         self.last_read = 0.0
         self.pipelining = False     # it sends on without waiting for answers (see hold)
         self.held = False           # answers wait for release()
@@ -80,12 +80,8 @@ class Client(Output, asyncio.Protocol):
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
         self.transport = transport
-        sock = transport.get_extra_info("socket")
-        self.fd = sock.fileno() if sock is not None else -1
-        peer = transport.get_extra_info("peername") or ("", 0)
-        self.peer = (peer[0], peer[1]) if len(peer) >= 2 else ("", 0)
         server = self.server
-        transport.write(protocol.info_frame(server.info_json(self.cid)))
+        transport.write(server.info_frame(self.cid))
         if len(server.clients) >= server.limits.max_connections:
             # as nats-server: the INFO, then the refusal
             transport.write(protocol.err_frame(MAX_CONNECTIONS))
@@ -97,6 +93,15 @@ class Client(Output, asyncio.Protocol):
         if server.loop is not None:
             self.timers = ClientTimers(self, server.loop, server.limits,
                                        auth=not self.authorized)
+
+    @property
+    def peer(self) -> tuple:
+        """The client's address and port."""
+        if self._peer is None:
+            peer = (self.transport.get_extra_info("peername") if self.transport else None) \
+                or ("", 0)
+            self._peer = (peer[0], peer[1]) if len(peer) >= 2 else ("", 0)
+        return self._peer
 
     def connection_lost(self, exc) -> None:
         self.closed = True

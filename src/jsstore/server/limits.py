@@ -82,10 +82,15 @@ class ClientTimers:
     def __init__(self, client, loop, limits: Limits, *, auth: bool):
         self.client, self.loop, self.limits = client, loop, limits
         self.out = 0
-        first = min(limits.ping_interval, FIRST_PING_INTERVAL)
-        first += random.random() * first / 5
-        self.ping = loop.call_later(first, self._ping)
+        # a client that must authenticate first has only the auth timer until it has (a
+        # refused one costs one timer); its PINGs start then
+        self.ping = None if auth else self._first_ping()
         self.auth = loop.call_later(limits.auth_timeout, self._auth) if auth else None
+
+    def _first_ping(self):
+        first = min(self.limits.ping_interval, FIRST_PING_INTERVAL)
+        first += random.random() * first / 5
+        return self.loop.call_later(first, self._ping)
 
     def _ping(self) -> None:
         client = self.client
@@ -113,7 +118,11 @@ class ClientTimers:
         if self.auth is not None:
             self.auth.cancel()
             self.auth = None
+            self.ping = self._first_ping()
 
     def cancel(self) -> None:
-        self.ping.cancel()
-        self.authorized()
+        if self.auth is not None:
+            self.auth.cancel()
+            self.auth = None
+        if self.ping is not None:
+            self.ping.cancel()

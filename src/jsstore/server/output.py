@@ -71,11 +71,15 @@ class Output:
         chunks at a time instead of one small write per packet it sent.  A client that
         waits for each answer never shows that and is answered at once; one that goes
         quiet for QUIET_GAP is again."""
-        if self.closed or self.fd < 0 or sum(map(len, self.out)) >= HOLD_BYTES:
+        fd = self.fd
+        if fd is None:
+            sock = self.transport.get_extra_info("socket") if self.transport else None
+            fd = self.fd = sock.fileno() if sock is not None else -1
+        if self.closed or fd < 0 or sum(map(len, self.out)) >= HOLD_BYTES:
             return False
         if not self.pipelining:
             try:
-                waiting = fcntl.ioctl(self.fd, termios.FIONREAD, b"\0\0\0\0")
+                waiting = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
             except OSError:
                 return False
             self.pipelining = waiting != b"\0\0\0\0"
