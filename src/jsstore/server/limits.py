@@ -70,18 +70,21 @@ class ClientTimers:
     """One client's timers on the event loop.
 
     The ping timer (processPingTimer): fires every ping_interval (the first time sooner:
-    at most FIRST_PING_INTERVAL, plus up to a fifth more); when the client sent nothing
-    within the last interval it is sent a PING, unless it already leaves ping_max of them
-    unanswered: then it gets ``-ERR 'Stale Connection'`` and is closed.  A PONG from it
-    clears the count.  The auth timer: a client of a server that requires authentication
+    at most FIRST_PING_INTERVAL, plus up to a fifth more); the client is sent a PING
+    unless it sent something other than a PONG within the last interval and has answered
+    a PING before (nats-server measures the round trip that way), and unless it already
+    leaves ping_max of them unanswered: then it gets ``-ERR 'Stale Connection'`` and is
+    closed.  A PONG from it clears the count.  The auth timer: a client of a server that requires authentication
     that has not been let in by CONNECT within auth_timeout gets ``-ERR 'Authentication
     Timeout'`` and is closed."""
 
-    __slots__ = ("client", "loop", "limits", "out", "ping", "auth")
+    __slots__ = ("client", "loop", "limits", "out", "ping", "auth", "answered", "pong_read")
 
     def __init__(self, client, loop, limits: Limits, *, auth: bool):
         self.client, self.loop, self.limits = client, loop, limits
         self.out = 0
+        self.answered = False           # it has answered a PING
+        self.pong_read = 0.0            # when the read with its last PONG came
         # a client that must authenticate first has only the auth timer until it has (a
         # refused one costs one timer); its PINGs start then
         self.ping = None if auth else self._first_ping()
@@ -97,7 +100,9 @@ class ClientTimers:
         if client.closed:
             return
         interval = self.limits.ping_interval
-        if time.monotonic() - client.last_read >= interval:
+        last = client.last_read
+        if (not self.answered or last <= self.pong_read
+                or time.monotonic() - last >= interval):
             if self.out + 1 > self.limits.ping_max:
                 client.error_and_close(STALE_CONNECTION)
                 return
@@ -107,7 +112,10 @@ class ClientTimers:
         self.ping = self.loop.call_later(interval, self._ping)
 
     def pong(self) -> None:
+        if self.out:
+            self.answered = True
         self.out = 0
+        self.pong_read = self.client.last_read
 
     def _auth(self) -> None:
         self.auth = None
