@@ -82,6 +82,19 @@ def _limits(config: dict) -> dict:
     return out
 
 
+def _auth_timeout(value) -> float:
+    """authorization's timeout in seconds: a number of seconds or a Go duration string."""
+    if isinstance(value, str):
+        try:
+            return parse_go_duration(value) / SECOND
+        except ValueError:
+            raise ConfigError(f"error parsing authorization config, 'timeout' "
+                              f"{value!r} is not a duration") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError("error parsing authorization config, 'timeout' wrong type")
+    return float(value)
+
+
 def _users(raw, account: str = "$G") -> list[dict]:
     users = []
     if raw and not isinstance(raw, list):
@@ -192,10 +205,7 @@ def server_options(config: dict) -> dict:
         with_defaults(users, _default_permissions(
             auth, ("default_permission", "default_permissions", "permissions")))
         if "timeout" in auth:
-            timeout = auth["timeout"]
-            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-                timeout = 1         # nats-server's value for a timeout of another type
-            out["auth_timeout"] = float(timeout)
+            out["auth_timeout"] = _auth_timeout(auth["timeout"])
     else:
         users = []
     accounts, account_limits = {}, {}
