@@ -204,3 +204,24 @@ def test_a_refused_jetstream_request_as_a_client_sees_it(tmp_path):
     assert found["nats-server"] == [
         "TimeoutError", "NotFoundError",
         ['nats: permissions violation for publish to "$js.api.stream.create.new"']]
+
+
+def test_reserved_replies_and_pedantic_publishes(tmp_path):
+    """A reply subject under "_R_." (service import replies) is refused from any client;
+    a pedantic client publishing on a wildcard subject is told so before the permission
+    check runs."""
+    conf = tmp_path / "perms.conf"
+    conf.write_text(CONF)
+    found = {}
+    for kind in KINDS:
+        with start(kind, tmp_path / kind, conf) as srv:
+            admin = Session(srv.port, "admin")
+            orders = Session(srv.port, "orders", pedantic=True)
+            found[kind] = [
+                admin.exchange(b"SUB foo 1\r\nPUB foo _R_.x 1\r\nx\r\nPUB foo _R_ 1\r\ny\r\n"),
+                orders.exchange(b"PUB orders.* 1\r\nx\r\nPUB work.* 1\r\nx\r\n"
+                                b"PUB orders.new _R_.y 1\r\nx\r\n"),
+                admin.is_open(), orders.is_open()]
+    assert found["jsstore"] == found["nats-server"]
+    assert found["nats-server"][0][0] == (
+        "-ERR 'Permissions Violation for Publish with Reply of \"_R_.x\"'",)

@@ -23,7 +23,14 @@ from jsstore.server.limits import (
     lowest,
 )
 from jsstore.server.output import QUIET_GAP, Output
-from jsstore.server.permissions import Guard, compiled, publish_violation, subscribe_violation
+from jsstore.server.permissions import (
+    RESERVED_REPLY,
+    Guard,
+    compiled,
+    publish_violation,
+    reply_violation,
+    subscribe_violation,
+)
 from jsstore.server.subscriptions import Subscription
 from jsstore.wire.ackreply import ACK_PREFIX
 
@@ -130,7 +137,8 @@ class Client(Output, asyncio.Protocol):
                     return
                 if kind == protocol.PUB and quick:
                     subject = op[1]
-                    if not subject.startswith(JS_PREFIX):
+                    if not subject.startswith(JS_PREFIX) and (
+                            op[2] is None or not op[2].startswith(RESERVED_REPLY)):
                         run.append(op[1:])
                     elif op[2] is None and subject.startswith(ACK_PREFIX) and (
                             not op[4] or op[4] == b"+ACK"):
@@ -284,14 +292,18 @@ class Client(Output, asyncio.Protocol):
         return True
 
     def _pub(self, subject: str, reply: str | None, hdr: bytes | None, payload: bytes) -> None:
-        if self.guard is not None and not self.guard.may_publish(subject):
-            self.out.append(protocol.err_frame(publish_violation(subject)))
-            return
         self._count_in(1, len(payload) + (len(hdr) if hdr else 0))
         if self.pedantic and not is_valid_subject(subject, False):
             # as nats-server: the -ERR, and the message goes on all the same (a publish on
             # "a.*" reaches the subscriptions and streams its wildcard token matches)
             self.out.append(protocol.err_frame(INVALID_PUBLISH_SUBJECT))
+        if self.guard is not None and not self.guard.may_publish(subject):
+            self.out.append(protocol.err_frame(publish_violation(subject)))
+            return
+        if reply is not None and reply.startswith(RESERVED_REPLY):
+            # (service import replies: nats-server refuses them from any client)
+            self.out.append(protocol.err_frame(reply_violation(reply)))
+            return
         self.account.publish(self, subject, reply, hdr, payload)
 
     def _count_in(self, count: int, size: int) -> None:

@@ -32,6 +32,7 @@ DEFAULT_RESPONSE_EXPIRES = 120.0    # DEFAULT_ALLOW_RESPONSE_EXPIRATION, seconds
 REPLY_LIMIT = 4096                  # reply subjects tracked per client before pruning
 CACHE_LIMIT = 1024                  # published subjects' verdicts cached per user
 
+RESERVED_REPLY = "_R_."               # service import replies: no client may use them
 _PUBLISH_KEYS = ("pub", "publish", "import")
 _SUBSCRIBE_KEYS = ("sub", "subscribe", "export")
 _RESPONSE_KEYS = ("publish_allow_responses", "allow_responses")
@@ -39,6 +40,10 @@ _RESPONSE_KEYS = ("publish_allow_responses", "allow_responses")
 
 def publish_violation(subject: str) -> str:
     return f'Permissions Violation for Publish to "{subject}"'
+
+
+def reply_violation(reply: str) -> str:
+    return f'Permissions Violation for Publish with Reply of "{reply}"'
 
 
 def subscribe_violation(subject: str, queue: str | None) -> str:
