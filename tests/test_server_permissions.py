@@ -225,3 +225,40 @@ def test_reserved_replies_and_pedantic_publishes(tmp_path):
     assert found["jsstore"] == found["nats-server"]
     assert found["nats-server"][0][0] == (
         "-ERR 'Permissions Violation for Publish with Reply of \"_R_.x\"'",)
+
+
+# (allow, deny, subject, queue): queue-group rules in allow and deny lists, with and
+# without plain rules beside them, for plain and queue subscriptions
+QUEUE_CASES = [
+    (["foo.* q"], [], "foo.a", None), (["foo.* q"], [], "foo.a", "q"),
+    (["foo.* q"], [], "foo.a", "r"), (["foo.* q.*"], [], "foo.a", "q.1"),
+    (["foo.* q.*"], [], "foo.a", "q"), (["foo.*", "foo.* q"], [], "foo.a", "r"),
+    (["foo.*", "foo.* q"], [], "foo.a", None), (["foo.* q"], [], "foo.*", "q"),
+    ([], ["foo.* q"], "foo.a", "q"), ([], ["foo.* q"], "foo.a", "r"),
+    ([], ["foo.* q"], "foo.a", None), ([], ["foo.*", "foo.* q"], "foo.a", "r"),
+    ([], ["foo.* q.>"], "foo.a", "q.x.y"), ([">"], ["foo.> bad"], "foo.a.b", "bad"),
+    (["foo.* *"], [], "foo.a", "any"), (["foo.* q.*"], [], "foo.a", "q.*"),
+    (["foo.* q.1"], [], "foo.a", "q.*"), ([], ["foo.* q.1"], "foo.a", "q.*"),
+]
+
+
+def test_queue_group_rules_as_nats_server(tmp_path):
+    users = "\n".join(
+        f"    {{user: u{i}, password: p, permissions: {{subscribe: "
+        f"{json.dumps({'allow': allow, 'deny': deny} if allow else {'deny': deny})}}}}}"
+        for i, (allow, deny, _subject, _queue) in enumerate(QUEUE_CASES))
+    conf = tmp_path / "queues.conf"
+    conf.write_text("authorization {\n  users = [\n" + users + "\n  ]\n}\n")
+    found = {}
+    for kind in KINDS:
+        with start(kind, tmp_path / kind, conf) as srv:
+            answers = []
+            for i, (_allow, _deny, subject, queue) in enumerate(QUEUE_CASES):
+                s = Session(srv.port, f"u{i}")
+                answers.append(s.exchange(b"SUB %s %s1\r\n" % (
+                    subject.encode(), (queue + " ").encode() if queue else b"")))
+                s.close()
+            found[kind] = answers
+    assert found["jsstore"] == found["nats-server"]
+    assert found["nats-server"][2] == [
+        ("-ERR 'Permissions Violation for Subscription to \"foo.a\" using queue \"r\"'",)]

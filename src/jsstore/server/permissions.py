@@ -163,7 +163,9 @@ class Rules:
 
     def passes_subscription(self, subject: str, queue: str | None) -> bool:
         """canSubscribe: plain rules decide, unless the subscription has a queue group and
-        queue rules match its subject: then its group decides."""
+        queue rules match its subject: then its group decides whether an allow list lets
+        it in, and a deny list's queue rules refuse the groups they name (a plain deny
+        rule refuses every group)."""
         allowed = True
         if self.allow is not None:
             allowed = any(_subject_matches(subject, r) for r in self.allow)
@@ -173,7 +175,7 @@ class Rules:
                     allowed = _queue_matches(queue, groups)
         if allowed and (self.deny or self.deny_queues):
             allowed = not any(_subject_matches(subject, r) for r in self.deny)
-            if queue:
+            if allowed and queue:
                 groups = [q for s, q in self.deny_queues if _subject_matches(subject, s)]
                 if groups:
                     allowed = not _queue_matches(queue, groups)
@@ -194,7 +196,9 @@ def _split(entries: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
 
 
 def _queue_matches(queue: str, patterns: list[str]) -> bool:
-    return any(_subject_matches(queue, p) if not is_literal(p) else queue == p
+    """A queue group against queue patterns: by name ("*" and ">" may be names), else by
+    the pattern's wildcards."""
+    return any(queue == p or (not is_literal(p) and _subject_matches(queue, p))
                for p in patterns)
 
 
@@ -203,7 +207,8 @@ class Permissions:
 
     def __init__(self, spec: dict):
         publish, subscribe = spec.get("publish"), spec.get("subscribe")
-        self.publish = Rules(publish["allow"], publish.get("deny") or []) if publish else None
+        self.publish = (Rules(publish.get("allow"), publish.get("deny") or [])
+                        if publish else None)
         self.subscribe = (Rules(subscribe.get("allow") or None, subscribe.get("deny") or [])
                           if subscribe else None)
         responses = spec.get("responses")
