@@ -29,7 +29,7 @@ from jsstore.server.config import ConfigError
 
 DEFAULT_RESPONSE_MAX = 1            # DEFAULT_ALLOW_RESPONSE_MAX_MSGS
 DEFAULT_RESPONSE_EXPIRES = 120.0    # DEFAULT_ALLOW_RESPONSE_EXPIRATION, seconds
-REPLY_LIMIT = 4096                  # reply subjects tracked per client before pruning
+REPLY_PRUNE = 4096                  # reply subjects tracked between two prunings
 CACHE_LIMIT = 1024                  # published subjects' verdicts cached per user
 
 RESERVED_REPLY = "_R_."               # service import replies: no client may use them
@@ -248,12 +248,13 @@ class Guard:
     may answer (allow_responses: reply -> [when, responses sent]), and the subscribe deny
     rules its deliveries are checked against once a wildcard subscription loaded them."""
 
-    __slots__ = ("perms", "replies", "denied")
+    __slots__ = ("perms", "replies", "denied", "since_prune")
 
     def __init__(self, perms: Permissions):
         self.perms = perms
         self.replies: dict[str, list] | None = {} if perms.responses else None
         self.denied: list[str] | None = None
+        self.since_prune = 0
 
     def may_publish(self, subject: str) -> bool:
         """canPublish, with the responses allowed (pubAllowedFullCheck): a reply subject
@@ -305,13 +306,15 @@ class Guard:
         replies = self.replies
         if replies is not None and reply:
             replies[reply] = [time.monotonic(), 0]
-            if len(replies) > REPLY_LIMIT:
+            self.since_prune += 1
+            if self.since_prune > REPLY_PRUNE:
                 self._prune()
         return True
 
     def _prune(self) -> None:
         """Forget reply subjects that can no longer be answered (nats-server's
         pruneReplyPerms)."""
+        self.since_prune = 0
         perms, now = self.perms, time.monotonic()
         for reply, (when, sent) in list(self.replies.items()):
             if ((perms.response_max > 0 and sent >= perms.response_max)
