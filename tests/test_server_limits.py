@@ -154,3 +154,21 @@ def test_no_authentication_timeout_without_authentication(tmp_path):
 
     assert _same(_both(tmp_path, "authorization {\n  timeout: 0.3\n}\n", scenario)) == [
         ("open",)]
+
+
+def test_account_limits_of_zero(tmp_path):
+    """An account's limit of 0 allows nothing: no subscription, no payload.  (nats-server
+    also tells such a client on the side, once it has connected, that it holds all the
+    subscriptions it may, and closes it 20 ms later: what it sent with its CONNECT is
+    handled first, as here, though on nats-server the two race.)"""
+    def scenario(port):
+        s = Session(port, connect=False)
+        s.send(b'CONNECT {"verbose":false,"user":"z","pass":"p"}\r\n'
+               b"SUB x 1\r\nPUB y 1\r\nx\r\n")      # (one read: no race with the close)
+        # (the distinct errors: nats-server's own "on the side" -ERR races its read loop)
+        return sorted(set(s.until_closed()))
+
+    conf = ("accounts {\n  Z: {users: [{user: z, password: p}],\n"
+            "      limits: {max_subscriptions: 0, max_payload: 0}}\n}\n")
+    assert _same(_both(tmp_path, conf, scenario)) == [
+        ("-ERR 'Maximum Payload Violation'",), ("-ERR 'maximum subscriptions exceeded'",)]

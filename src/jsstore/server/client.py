@@ -71,7 +71,7 @@ class Client(Output, asyncio.Protocol):
         self.closed = False
         self.authorized = not server.auth.required
         self.guard: Guard | None = None     # its permissions at work (None: it has none)
-        self.max_subs = server.limits.max_subscriptions     # (after CONNECT: its account's)
+        self.max_subs = lowest(server.limits.max_subscriptions, -1)   # -1: none; see _admit
         self.timers: ClientTimers | None = None
         self.counted_in = None              # the account whose connections count it
         self.started = self.active = time.time()
@@ -129,6 +129,7 @@ class Client(Output, asyncio.Protocol):
         quick = self._quick()
         quick_msgs = quick_bytes = 0
         run: list = []      # publishes outside $JS. in a row: handled together
+        lowered = -1        # a max_payload a CONNECT in this read lowered
         for op in self.parser.feed(data):
             try:
                 kind = op[0]
@@ -156,6 +157,9 @@ class Client(Output, asyncio.Protocol):
                     self.account.publish_run(self, run)
                     run = []
                 if kind == protocol.PUB:
+                    if lowered >= 0 and len(op[4]) + len(op[3] or b"") > lowered:
+                        self.error_and_close(protocol.MAX_PAYLOAD)
+                        return
                     if self.verbose:                # nats-server says +OK before routing it
                         self.out.append(protocol.OK_FRAME)
                     self._pub(op[1], op[2], op[3], op[4])
@@ -179,6 +183,10 @@ class Client(Output, asyncio.Protocol):
                     if not self._connect(op[1]):
                         break
                     quick = self._quick()
+                    if self.parser.max_payload < server.max_payload:
+                        # its account's max_payload: the parser took what follows the
+                        # CONNECT in this read under the server's, so it is checked here
+                        lowered, quick = self.parser.max_payload, False
                 elif kind == protocol.PONG:
                     if self.timers is not None:
                         self.timers.pong()
@@ -286,10 +294,20 @@ class Client(Output, asyncio.Protocol):
             self.counted_in.connections -= 1
         account.connections += 1
         self.counted_in = account
-        server = self.server.limits
-        self.max_subs = lowest(server.max_subscriptions, limits.max_subscriptions)
-        self.parser.max_payload = lowest(self.server.max_payload, limits.max_payload)
+        server = self.server
+        self.max_subs = lowest(server.limits.max_subscriptions, limits.max_subscriptions)
+        self.parser.max_payload = lowest(server.max_payload, limits.max_payload)
+        if 0 <= self.max_subs <= len(self.subs) and server.loop is not None:
+            # as nats-server (applyAccountLimits, on the side): told once what this read
+            # brought is handled, closed 20 ms later
+            server.loop.call_soon(self._over_subscription_limit)
         return True
+
+    def _over_subscription_limit(self) -> None:
+        if not self.closed:
+            self.out.append(protocol.err_frame(MAX_SUBSCRIPTIONS))
+            self.flush()
+            self.server.loop.call_later(0.02, self.close)
 
     def _pub(self, subject: str, reply: str | None, hdr: bytes | None, payload: bytes) -> None:
         self._count_in(1, len(payload) + (len(hdr) if hdr else 0))
@@ -324,7 +342,7 @@ class Client(Output, asyncio.Protocol):
                 return
             if guard.watch(subject):
                 self._check_deliveries()
-        if 0 < self.max_subs <= len(self.subs):
+        if 0 <= self.max_subs <= len(self.subs):
             self.out.append(protocol.err_frame(MAX_SUBSCRIPTIONS))
             return
         if sid in self.subs:

@@ -4,8 +4,9 @@ line and a payload may be, and the two timers it keeps on a client -- the keepal
 (a client that leaves ping_max of them unanswered is dropped as a stale connection) and,
 when clients must authenticate, the time a client has to send its CONNECT.
 
-Values of 0 or below for max_subscriptions and the account limits mean no limit; a
-client's own limit is the lowest of the server's and its account's."""
+A server-wide max_subscriptions of 0 means no limit; an account's limits are limits from
+0 up (0: none allowed), -1 is none.  A client's own limit is the lower of the server's
+and its account's."""
 
 from __future__ import annotations
 
@@ -28,10 +29,11 @@ STALE_CONNECTION = "Stale Connection"
 AUTHENTICATION_TIMEOUT = "Authentication Timeout"
 
 
-def lowest(*limits: int) -> int:
-    """The tightest of several limits (those <= 0 are none); -1 when there is none."""
-    set_ = [limit for limit in limits if limit > 0]
-    return min(set_) if set_ else -1
+def lowest(server: int, account: int) -> int:
+    """The tighter of a server-wide limit (0 or less: none) and an account's (below 0:
+    none); -1 when there is none."""
+    limits = [limit for limit in (server if server > 0 else -1, account) if limit >= 0]
+    return min(limits) if limits else -1
 
 
 class Limits:
