@@ -287,13 +287,14 @@ class Client(Output, asyncio.Protocol):
         """Count this client in `account`, unless the account has all the connections it
         may have (nats-server's registerWithAccount); its limits become this client's."""
         limits = account.limits
-        if 0 <= limits.max_connections <= account.connections:
-            self.error_and_close(MAX_ACCOUNT_CONNECTIONS)
-            return False
-        if self.counted_in is not None:
-            self.counted_in.connections -= 1
-        account.connections += 1
-        self.counted_in = account
+        if self.counted_in is not account:      # (a second CONNECT: counted already)
+            if 0 <= limits.max_connections <= account.connections:
+                self.error_and_close(MAX_ACCOUNT_CONNECTIONS)
+                return False
+            if self.counted_in is not None:
+                self.counted_in.connections -= 1
+            account.connections += 1
+            self.counted_in = account
         server = self.server
         self.max_subs = lowest(server.limits.max_subscriptions, limits.max_subscriptions)
         self.parser.max_payload = lowest(server.max_payload, limits.max_payload)
