@@ -5,7 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 
-.PHONY: all deps build test bench bench-save bench-compare bench-durable bench-spark bench-load clean fuzz fuzz-all \
+.PHONY: all deps build test bench bench-save bench-compare bench-durable bench-spark bench-load \
+	bench-bruteforce clean fuzz fuzz-all \
 	fuzz-replay test-asan serve java soak
 
 all: build
@@ -135,6 +136,12 @@ LOAD_SECONDS ?= 10
 bench-load: build
 	$(PY) bench/load.py --connections 1000 --seconds $(LOAD_SECONDS)
 	$(PY) bench/abuse.py --seconds $(LOAD_SECONDS)
+
+# failed CONNECTs as fast as attackers can send them, and what a bystander's round trips
+# cost meanwhile; both servers (BRUTEFORCE_SECONDS per server)
+BRUTEFORCE_SECONDS ?= 10
+bench-bruteforce: build
+	$(PY) bench/bruteforce.py --seconds $(BRUTEFORCE_SECONDS)
 
 clean:
 	rm -rf build src/jsstore/_core/*.c src/jsstore/_core/*.so .pytest_cache

@@ -189,3 +189,64 @@ def test_an_include_of_itself_is_a_config_error(tmp_path):
 def test_string_escapes_are_nats_servers():
     assert config.parse('a: "x\\ty\\n\\r\\\\ \\x41 é"\nb: \'\\q\'') == {
         "a": "x\ty\n\r\\ A é", "b": "\\q"}
+
+
+def test_permissions_and_limits_options():
+    """The permission forms nats-server reads (short forms, allow/deny, queue entries,
+    allow_responses and its defaults, default_permissions in authorization and in an
+    account) and the limits."""
+    options = server_options(config.parse("""
+max_connections: 10
+max_subs: 5
+max_control_line: 1024
+max_pending: 1MB
+ping_interval: "30s"
+ping_max: 3
+authorization {
+  timeout: "1.5s"
+  default_permissions: {publish: "d.>"}
+  users = [
+    {user: a, password: p, permissions: {pub: ["x", "y"], sub: {deny: "z"}}}
+    {user: r, password: p, permissions: {subscribe: "q.* grp", allow_responses: true}}
+    {user: m, password: p, permissions: {allow_responses: {max: -1, expires: "1m"}}}
+    {user: d, password: p}
+  ]
+}
+accounts {
+  A: {users: [{user: e, password: p}], default_permissions: {subscribe: "e.>"},
+      limits: {max_connections: 2, max_subs: 3, max_payload: 100, max_leafnodes: 1}}
+}
+"""))
+    perms = {u["user"]: u["permissions"] for u in options["users"]}
+    assert perms["a"] == {"publish": {"allow": ["x", "y"], "deny": []},
+                          "subscribe": {"allow": None, "deny": ["z"]}}
+    assert perms["r"] == {"subscribe": {"allow": ["q.* grp"], "deny": []},
+                          "responses": {"max": 1, "expires": 120.0},
+                          "publish": {"allow": [], "deny": []}}
+    assert perms["m"]["responses"] == {"max": -1, "expires": 60.0}
+    assert perms["d"] == {"publish": {"allow": ["d.>"], "deny": []}}
+    assert perms["e"] == {"subscribe": {"allow": ["e.>"], "deny": []}}
+    assert options["account_limits"] == {"A": {"max_connections": 2, "max_subscriptions": 3,
+                                               "max_payload": 100}}
+    assert {key: options[key] for key in ("max_connections", "max_subscriptions",
+                                          "max_control_line", "max_pending", "ping_interval",
+                                          "ping_max", "auth_timeout")} == {
+        "max_connections": 10, "max_subscriptions": 5, "max_control_line": 1024,
+        "max_pending": 1 << 20, "ping_interval": 30.0, "ping_max": 3, "auth_timeout": 1.5}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("authorization {users: [{user: a, permissions: {publish: {allow: [1]}}}]}",
+     "publish allow: expected a subject"),
+    ("authorization {users: [{user: a, permissions: {write: x}}]}",
+     'Unknown field "write" parsing permissions'),
+    ("authorization {users: [{user: a, permissions: {allow_responses: 5}}]}",
+     "expected a boolean or a map"),
+    ("authorization {users: [{user: a, permissions: {allow_responses: {expires: 5}}}]}",
+     "not a duration string"),
+    ("authorization {timeout: [1]}", "'timeout' wrong type"),
+    ("accounts {A: {limits: {max_streams: 1}}}", 'Unknown field "max_streams"'),
+])
+def test_malformed_permissions_and_limits(text, message):
+    with pytest.raises(config.ConfigError, match=message):
+        server_options(config.parse(text))

@@ -46,7 +46,8 @@ from jsstore.jetstream.limits import ServerResources
 from jsstore.server import Server
 from jsstore.server import config as server_config
 from jsstore.server import options as server_options
-from jsstore.server.defaults import DEFAULT_SYNC_INTERVAL
+from jsstore.server.defaults import DEFAULT_MAX_PENDING, DEFAULT_SYNC_INTERVAL
+from jsstore.server.limits import Limits
 from jsstore.server.tlsconfig import TLSSettings
 from jsstore.store.config import StoreOptions
 from jsstore.store.syncgroup import SyncGroup
@@ -189,6 +190,10 @@ def open_jetstreams(options: dict) -> tuple:
     return None, accounts
 
 
+LIMIT_OPTIONS = ("max_connections", "max_subscriptions", "max_control_line", "ping_interval",
+                 "ping_max", "auth_timeout")
+
+
 def tls_from_flags(options: dict) -> TLSSettings:
     """The TLS settings of the command line (which replace a configuration's tls block):
     --tls, --tlsverify (clients' certificates verified), --tlscert, --tlskey, --tlscacert."""
@@ -220,6 +225,8 @@ def serve(options: dict) -> int:
     try:
         port = int(options.get("port", 4222))
         max_payload = int(options.get("max_payload", 1024 * 1024))
+        limits = Limits(**{key: options[key] for key in LIMIT_OPTIONS if key in options})
+        max_pending = int(options.get("max_pending", DEFAULT_MAX_PENDING))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     server = Server(js, host=options.get("host", "0.0.0.0"), port=port,
@@ -229,7 +236,8 @@ def serve(options: dict) -> int:
                     accounts=accounts, no_auth_user=options.get("no_auth_user"),
                     not_enabled=not_enabled, sync_always=sync == "always",
                     sync_interval=DEFAULT_SYNC_INTERVAL if sync == "always" else sync,
-                    tls=options.get("tls"))
+                    max_pending=max_pending, limits=limits,
+                    account_limits=options.get("account_limits"), tls=options.get("tls"))
     for key in ("lame_duck_duration", "lame_duck_grace_period"):
         if key in options:
             setattr(server, key, float(options[key]))

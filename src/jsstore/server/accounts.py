@@ -18,6 +18,7 @@ import threading
 from jsstore._core import protocol
 from jsstore.api.router import NO_ANSWER, PULL_REQUEST_PREFIX, is_plain_ack
 from jsstore.server.client import Client, no_responders
+from jsstore.server.limits import NO_ACCOUNT_LIMITS
 from jsstore.server.subscriptions import SubjectTable, Subscription
 
 API_PREFIX = "$JS.API."
@@ -44,6 +45,8 @@ class Account:
         self.name = name
         self.js = js
         self.table = SubjectTable()
+        self.limits = NO_ACCOUNT_LIMITS     # its limits {} block
+        self.connections = 0                # its clients, counted against those limits
         self.router = js.router() if js is not None else None
         # answers the API requests of an account without JetStream (None: nobody does)
         self.not_enabled = not_enabled
@@ -156,8 +159,8 @@ class Account:
         route, capture, match = self.route, router.capture_locked, self.table.match
         frame = protocol.msg_frame
         answered = answered_bytes = 0           # answers put straight into origin.out
-        # (not for a publisher with a deny filter: its deliver checks each subject)
-        direct = origin if origin.denied_deliveries is None else None
+        # (not for a publisher with permissions: its deliver may check each message)
+        direct = origin if origin.guard is None else None
         durable = self.server.durable
         with router.lock:
             for subject, reply, hdr, payload in run:

@@ -10,20 +10,35 @@ connection is upgraded (jsstore.server.tls) after INFO, or before it with handsh
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
-import termios
 import time
 
 from jsstore._core import protocol
-from jsstore._core.subjects import _subject_matches, filters_overlap, is_literal, is_valid_subject
+from jsstore._core.subjects import is_valid_subject
 from jsstore.server.connect import decode_connect
 from jsstore.server.nkey import new_nonce
+from jsstore.server.limits import (
+    MAX_ACCOUNT_CONNECTIONS,
+    MAX_CONNECTIONS,
+    MAX_SUBSCRIPTIONS,
+    ClientTimers,
+    lowest,
+)
+from jsstore.server.output import QUIET_GAP, Output
+from jsstore.server.permissions import (
+    RESERVED_REPLY,
+    Guard,
+    compiled,
+    publish_violation,
+    reply_violation,
+    subscribe_violation,
+)
 from jsstore.server.subscriptions import Subscription
 from jsstore.server.tls import PeerCertificate, TLSTransport
 from jsstore.wire.ackreply import ACK_PREFIX
 
 log = logging.getLogger("jsstore.server")
+
 
 def no_responders(subject: str) -> bytes:
     """The status a requester gets when nothing serves `subject` (nats-server 2.15 names
@@ -31,38 +46,21 @@ def no_responders(subject: str) -> bytes:
     return b"NATS/1.0 503\r\nNats-Subject: " + subject.encode() + b"\r\n\r\n"
 
 
-HOLD_TIME = 0.002           # answers held back for a client that pipelines, at most
-HOLD_BYTES = 64 * 1024      # ... and no more than this much of them
-QUIET_GAP = 0.002           # a client that sent nothing for this long may be waiting;
-#                             not above HOLD_TIME, so that a client that does wait for
-#                             each answer is answered at once again after one held one
 JS_PREFIX = "$JS."
 AUTHORIZATION_VIOLATION = "Authorization Violation"
 INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
 
 
-def allowed(rules: dict | None, subject: str) -> bool:
-    """Whether permissions {allow, deny} let `subject` through (no rules: everything): it
-    must match an allowed filter and no denied one.  A subscription's own wildcards are
-    matched as the tokens they are written as, the way nats-server's canSubscribe looks
-    the subject up in its sublist of rules: "foo.*" passes "foo.>" and "foo.*" but not
-    "foo.bar"; "foo" does not pass "foo.>"; and "foo.>" passes "foo.*" ("*" takes the
-    one token ">")."""
-    if not rules:
-        return True
-    allow, deny = rules.get("allow") or [], rules.get("deny") or []
-    if allow and not any(_subject_matches(subject, rule) for rule in allow):
-        return False
-    return not any(_subject_matches(subject, rule) for rule in deny)
+class Client(Output, asyncio.Protocol):
+    """One client connection (its output side: ``jsstore.server.output``)."""
 
-
-class Client(asyncio.Protocol):
     def __init__(self, server, cid: int):
         self.server = server
         self.account = server.global_account   # set by CONNECT
         self.cid = cid
-        self.parser = protocol.Parser(max_payload=server.max_payload)
+        self.parser = protocol.Parser(max_control_line=server.limits.max_control_line,
+                                      max_payload=server.max_payload)
         self.transport: asyncio.Transport | None = None
         self.out: list[bytes] = []
         self.subs: dict[str, Subscription] = {}
@@ -75,13 +73,15 @@ class Client(asyncio.Protocol):
         self.no_responders = False
         self.closed = False
         self.authorized = not server.auth.required
-        self.permissions: dict | None = None      # {publish/subscribe: {allow, deny}}
-        self.denied_deliveries: list[str] | None = None  # mperms: see load_deny_filter
+        self.guard: Guard | None = None     # its permissions at work (None: it has none)
+        self.max_subs = lowest(server.limits.max_subscriptions, -1)   # -1: none; see _admit
+        self.timers: ClientTimers | None = None
+        self.counted_in = None              # the account whose connections count it
         self.started = self.active = time.time()
-        self.peer: tuple = ("", 0)
+        self._peer: tuple | None = None
         self.name = self.lang = self.version = ""
         self.in_msgs = self.in_bytes = self.out_msgs = self.out_bytes = 0
-        self.fd = -1
+        self.fd: int | None = None        # its socket's, looked up when first needed
         self.last_read = 0.0
         self.pipelining = False     # it sends on without waiting for answers (see hold)
         self.held = False           # answers wait for release()
@@ -95,25 +95,39 @@ class Client(asyncio.Protocol):
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
         self.transport = transport
-        sock = transport.get_extra_info("socket")
-        self.fd = sock.fileno() if sock is not None else -1
-        peer = transport.get_extra_info("peername") or ("", 0)
-        self.peer = (peer[0], peer[1]) if len(peer) >= 2 else ("", 0)
-        self.server.clients[self.cid] = self
-        self.server.stats["total_connections"] += 1
-        if self.server.auth.nonce_required:
+        server = self.server
+        if server.auth.nonce_required:
             self.nonce = new_nonce()
-        tls = self.server.tls
+        tls = server.tls
         self.info_after_tls = tls is not None and tls.handshake_first
         if not self.info_after_tls:
-            transport.write(
-                protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))
+            transport.write(server.info_frame(self.cid, **self._nonce()))
+        if len(server.clients) >= server.limits.max_connections:
+            # as nats-server: the INFO, then the refusal
+            transport.write(protocol.err_frame(MAX_CONNECTIONS))
+            self.closed = True
+            transport.close()
+            return
+        server.clients[self.cid] = self
+        server.stats["total_connections"] += 1
+        if server.loop is not None:
+            self.timers = ClientTimers(self, server.loop, server.limits,
+                                       auth=not self.authorized)
         if tls is not None:
-            self.transport = TLSTransport(transport, self.server.tls_context, tls.timeout,
+            self.transport = TLSTransport(transport, server.tls_context, tls.timeout,
                                           self._tls_ready)
             if self.info_after_tls and tls.fallback_delay > 0:
                 self._fallback = asyncio.get_running_loop().call_later(
                     tls.fallback_delay, self._tls_fallback)
+
+    @property
+    def peer(self) -> tuple:
+        """The client's address and port."""
+        if self._peer is None:
+            peer = (self.transport.get_extra_info("peername") if self.transport else None) \
+                or ("", 0)
+            self._peer = (peer[0], peer[1]) if len(peer) >= 2 else ("", 0)
+        return self._peer
 
     def _nonce(self) -> dict:
         return {"nonce": self.nonce} if self.nonce else {}
@@ -123,8 +137,7 @@ class Client(asyncio.Protocol):
         plain text, then the handshake as by default."""
         self._fallback = None
         self.info_after_tls = False
-        self.transport.raw.write(
-            protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))
+        self.transport.raw.write(self.server.info_frame(self.cid, **self._nonce()))
         self.transport.restart_timer()
 
     def _tls_ready(self) -> None:
@@ -133,13 +146,14 @@ class Client(asyncio.Protocol):
         self.cert = PeerCertificate.of(self.transport)
         self.tls_first = self.info_after_tls
         if self.info_after_tls:
-            self.transport.write(
-                protocol.info_frame(self.server.info_json(self.cid, **self._nonce())))
+            self.transport.write(self.server.info_frame(self.cid, **self._nonce()))
 
     def connection_lost(self, exc) -> None:
         self.closed = True
         if self._fallback is not None:
             self._fallback.cancel()
+        if self.timers is not None:
+            self.timers.cancel()
         self.server.client_gone(self)
 
     def data_received(self, data: bytes) -> None:
@@ -162,6 +176,7 @@ class Client(asyncio.Protocol):
         quick = self._quick()
         quick_msgs = quick_bytes = 0
         run: list = []      # publishes outside $JS. in a row: handled together
+        lowered = -1        # a max_payload a CONNECT in this read lowered
         for op in self.parser.feed(data):
             try:
                 kind = op[0]
@@ -170,7 +185,8 @@ class Client(asyncio.Protocol):
                     return
                 if kind == protocol.PUB and quick:
                     subject = op[1]
-                    if not subject.startswith(JS_PREFIX):
+                    if not subject.startswith(JS_PREFIX) and (
+                            op[2] is None or not op[2].startswith(RESERVED_REPLY)):
                         run.append(op[1:])
                     elif op[2] is None and subject.startswith(ACK_PREFIX) and (
                             not op[4] or op[4] == b"+ACK"):
@@ -188,6 +204,9 @@ class Client(asyncio.Protocol):
                     self.account.publish_run(self, run)
                     run = []
                 if kind == protocol.PUB:
+                    if lowered >= 0 and len(op[4]) + len(op[3] or b"") > lowered:
+                        self.error_and_close(protocol.MAX_PAYLOAD)
+                        return
                     if self.verbose:                # nats-server says +OK before routing it
                         self.out.append(protocol.OK_FRAME)
                     self._pub(op[1], op[2], op[3], op[4])
@@ -211,7 +230,14 @@ class Client(asyncio.Protocol):
                     if not self._connect(op[1]):
                         break
                     quick = self._quick()
-                elif kind == protocol.PONG or kind == protocol.OK or kind == protocol.INFO:
+                    if self.parser.max_payload < server.max_payload:
+                        # its account's max_payload: the parser took what follows the
+                        # CONNECT in this read under the server's, so it is checked here
+                        lowered, quick = self.parser.max_payload, False
+                elif kind == protocol.PONG:
+                    if self.timers is not None:
+                        self.timers.pong()
+                elif kind == protocol.OK or kind == protocol.INFO:
                     pass
                 elif kind == protocol.ERR:
                     pass
@@ -257,7 +283,7 @@ class Client(asyncio.Protocol):
         on, nobody watches ack subjects, and nothing is checked per message (verbose,
         pedantic, permissions)."""
         return (self.account.router is not None and not self.account.table.ack_watchers
-                and not (self.verbose or self.pedantic or self.permissions))
+                and not (self.verbose or self.pedantic or self.guard))
 
     # -- operations ---------------------------------------------------------------------------
     def _connect(self, payload: bytes) -> bool:
@@ -269,9 +295,15 @@ class Client(asyncio.Protocol):
         if identity is None:
             self.error_and_close(AUTHORIZATION_VIOLATION)
             return False
-        self.authorized = True
-        self.permissions = identity.permissions
         account = self.server.account(identity.account)
+        if not self._admit(account):
+            return False
+        self.authorized = True
+        if self.timers is not None:
+            self.timers.authorized()
+        self.guard = Guard(compiled(identity.permissions)) if identity.permissions else None
+        if self.guard is not None and self.guard.checks_deliveries:
+            self._check_deliveries()
         if account is not self.account:
             for sub in self.subs.values():     # (subscribed before CONNECT)
                 self.account.unsubscribe(sub)
@@ -289,7 +321,8 @@ class Client(asyncio.Protocol):
             # (after the PONG to the first PING, as nats-server: a client's handshake
             # waits for that PONG and takes nothing else before it)
             self.connect_info = protocol.info_frame(self.server.info_json(
-                self.cid, connect_info=True, remote_account=self.account.name))
+                self.cid, connect_info=True, remote_account=self.account.name,
+                max_payload=self.parser.max_payload))
         self.headers = options.get("headers", False)
         self.no_responders = options.get("no_responders", False)
         if self.no_responders and not self.headers:
@@ -297,16 +330,46 @@ class Client(asyncio.Protocol):
             return False
         return True
 
+    def _admit(self, account) -> bool:
+        """Count this client in `account`, unless the account has all the connections it
+        may have (nats-server's registerWithAccount); its limits become this client's."""
+        limits = account.limits
+        if self.counted_in is not account:      # (a second CONNECT: counted already)
+            if 0 <= limits.max_connections <= account.connections:
+                self.error_and_close(MAX_ACCOUNT_CONNECTIONS)
+                return False
+            if self.counted_in is not None:
+                self.counted_in.connections -= 1
+            account.connections += 1
+            self.counted_in = account
+        server = self.server
+        self.max_subs = lowest(server.limits.max_subscriptions, limits.max_subscriptions)
+        self.parser.max_payload = lowest(server.max_payload, limits.max_payload)
+        if 0 <= self.max_subs <= len(self.subs) and server.loop is not None:
+            # as nats-server (applyAccountLimits, on the side): told once what this read
+            # brought is handled, closed 20 ms later
+            server.loop.call_soon(self._over_subscription_limit)
+        return True
+
+    def _over_subscription_limit(self) -> None:
+        if not self.closed:
+            self.out.append(protocol.err_frame(MAX_SUBSCRIPTIONS))
+            self.flush()
+            self.server.loop.call_later(0.02, self.close)
+
     def _pub(self, subject: str, reply: str | None, hdr: bytes | None, payload: bytes) -> None:
-        if self.permissions and not allowed(self.permissions.get("publish"), subject):
-            self.out.append(protocol.err_frame(
-                f'Permissions Violation for Publish to "{subject}"'))
-            return
         self._count_in(1, len(payload) + (len(hdr) if hdr else 0))
         if self.pedantic and not is_valid_subject(subject, False):
             # as nats-server: the -ERR, and the message goes on all the same (a publish on
             # "a.*" reaches the subscriptions and streams its wildcard token matches)
             self.out.append(protocol.err_frame(INVALID_PUBLISH_SUBJECT))
+        if self.guard is not None and not self.guard.may_publish(subject):
+            self.out.append(protocol.err_frame(publish_violation(subject)))
+            return
+        if reply is not None and reply.startswith(RESERVED_REPLY):
+            # (service import replies: nats-server refuses them from any client)
+            self.out.append(protocol.err_frame(reply_violation(reply)))
+            return
         self.account.publish(self, subject, reply, hdr, payload)
 
     def _count_in(self, count: int, size: int) -> None:
@@ -320,35 +383,21 @@ class Client(asyncio.Protocol):
         if not is_valid_subject(subject, True):
             self.out.append(protocol.err_frame(INVALID_SUBJECT))
             return
+        guard = self.guard
+        if guard is not None:
+            if not guard.may_subscribe(subject, queue):
+                self.out.append(protocol.err_frame(subscribe_violation(subject, queue)))
+                return
+            if guard.watch(subject):
+                self._check_deliveries()
+        if 0 <= self.max_subs <= len(self.subs):
+            self.out.append(protocol.err_frame(MAX_SUBSCRIPTIONS))
+            return
         if sid in self.subs:
             return
-        if self.permissions and not allowed(self.permissions.get("subscribe"), subject):
-            self.out.append(protocol.err_frame(
-                f'Permissions Violation for Subscription to "{subject}"'))
-            return
-        if self.permissions and self.denied_deliveries is None and not is_literal(subject):
-            self.load_deny_filter(subject)
         sub = Subscription(self, subject, queue, sid)
         self.subs[sid] = sub
         self.account.subscribe(sub)
-
-    def load_deny_filter(self, subject: str) -> None:
-        """nats-server's loadMsgDenyFilter: once an allowed wildcard subscription could
-        take in a denied subject (a deny rule overlaps it: "foo.*" and "*.baz" share
-        "foo.baz"), every message for this client is checked against the subscribe deny
-        rules before it goes out, for all its subscriptions; until then none is.  (Which
-        wildcard subscriptions load it cannot be seen from outside beyond that: a message
-        is only dropped when it matches a deny rule and a subscription, which then
-        overlap.)  The checking versions of deliver and deliver_many replace the plain
-        ones on this client only, so that other clients' deliveries pay nothing."""
-        deny = (self.permissions.get("subscribe") or {}).get("deny") or []
-        if any(filters_overlap(rule, subject) for rule in deny):
-            self.denied_deliveries = list(deny)
-            self.deliver = self._deliver_unless_denied
-            self.deliver_many = self._deliver_many_unless_denied
-
-    def _is_denied(self, subject: str) -> bool:
-        return any(_subject_matches(subject, rule) for rule in self.denied_deliveries)
 
     def _unsub(self, sid: str, limit: int) -> None:
         sub = self.subs.get(sid)
@@ -370,101 +419,22 @@ class Client(asyncio.Protocol):
         if self.subs.pop(sub.sid, None) is not None:
             self.account.unsubscribe(sub)
 
-    # -- output -------------------------------------------------------------------------------
-    def deliver(self, sub: Subscription, subject: str, reply: str | None, hdr: bytes | None,
-                payload: bytes) -> None:
-        """Queue a message for one of this client's subscriptions."""
-        if hdr and not self.headers:
-            hdr = None
-        self.out.append(protocol.msg_frame(subject, sub.sid, reply, hdr, payload))
-        self._sent(sub, 1, len(payload) + (len(hdr) if hdr else 0))
+    # -- permissions on the way out -----------------------------------------------------
+    def _check_deliveries(self) -> None:
+        """Have every delivery to this client pass its Guard first (a deny filter, reply
+        subjects to track): checking versions of deliver and deliver_many replace the
+        plain ones on this client only, so that other clients' deliveries pay nothing."""
+        self.deliver = self._deliver_guarded
+        self.deliver_many = self._deliver_many_guarded
 
-    def deliver_many(self, sub: Subscription, msgs: list) -> None:
-        """Queue a burst of JetStream messages (bus Msgs) for one subscription, stopping
-        where an UNSUB's limit is reached."""
-        limit = sub.max - sub.delivered if sub.max else len(msgs)
-        if limit < len(msgs):
-            msgs = msgs[:max(limit, 0)]
-        frame = protocol.msg_frame
-        sid, headers, out = sub.sid, self.headers, self.out
-        size = 0
-        for msg in msgs:
-            hdr = msg.hdr if headers else None
-            data = msg.data
-            if type(data) is not bytes:
-                data = bytes(data)
-            out.append(frame(msg.subject, sid, msg.reply, hdr, data))
-            size += len(data) + (len(hdr) if hdr else 0)
-        self._sent(sub, len(msgs), size)
+    def _deliver_guarded(self, sub: Subscription, subject: str, reply: str | None,
+                         hdr: bytes | None, payload: bytes) -> None:
+        """deliver, through the Guard: a denied subject is dropped uncounted."""
+        if self.guard.delivers(subject, reply):
+            Output.deliver(self, sub, subject, reply, hdr, payload)
 
-    def _deliver_unless_denied(self, sub: Subscription, subject: str, reply: str | None,
-                               hdr: bytes | None, payload: bytes) -> None:
-        """deliver, for a client with a deny filter: a denied subject is dropped uncounted."""
-        if not self._is_denied(subject):
-            Client.deliver(self, sub, subject, reply, hdr, payload)
-
-    def _deliver_many_unless_denied(self, sub: Subscription, msgs: list) -> None:
-        msgs = [msg for msg in msgs if not self._is_denied(msg.subject)]
+    def _deliver_many_guarded(self, sub: Subscription, msgs: list) -> None:
+        delivers = self.guard.delivers
+        msgs = [msg for msg in msgs if delivers(msg.subject, msg.reply)]
         if msgs:
-            Client.deliver_many(self, sub, msgs)
-
-    def _sent(self, sub: Subscription, count: int, size: int) -> None:
-        """Count `count` messages of `size` bytes queued for `sub`; its UNSUB limit."""
-        self.count_out(count, size)
-        sub.delivered += count
-        if sub.max and sub.delivered >= sub.max:
-            self.unsubscribe(sub)
-
-    def count_out(self, count: int, size: int) -> None:
-        """Count `count` messages of `size` bytes queued for this client (to be written)."""
-        self.out_msgs += count
-        self.out_bytes += size
-        stats = self.server.stats
-        stats["out_msgs"] += count
-        stats["out_bytes"] += size
-        self.server.dirty.add(self)
-
-    def hold(self) -> bool:
-        """Whether to hold this client's answers back for up to HOLD_TIME (Nagle's idea,
-        a level up): once a client has shown that it sends on without waiting for
-        answers -- more of its bytes already wait in the socket when its answers are
-        due -- and for as long as it keeps sending, its answers are written a few large
-        chunks at a time instead of one small write per packet it sent.  A client that
-        waits for each answer never shows that and is answered at once; one that goes
-        quiet for QUIET_GAP is again."""
-        if self.closed or self.fd < 0 or sum(map(len, self.out)) >= HOLD_BYTES:
-            return False
-        if not self.pipelining:
-            try:
-                waiting = fcntl.ioctl(self.fd, termios.FIONREAD, b"\0\0\0\0")
-            except OSError:
-                return False
-            self.pipelining = waiting != b"\0\0\0\0"
-        return self.pipelining
-
-    def release(self) -> None:
-        self.held = False
-        self.flush()
-
-    def flush(self) -> None:
-        if self.out and self.transport is not None and not self.closed:
-            data = b"".join(self.out) if len(self.out) > 1 else self.out[0]
-            self.out = []
-            self.transport.write(data)
-            if self.transport.get_write_buffer_size() > self.server.max_pending:
-                # a slow consumer: it does not read what it is sent; nats-server drops it
-                self.server.slow_consumers += 1
-                self.closed = True
-                self.transport.abort()
-        else:
-            self.out = []
-
-    def error_and_close(self, text: str) -> None:
-        self.out.append(protocol.err_frame(text))
-        self.flush()
-        self.close()
-
-    def close(self) -> None:
-        if self.transport is not None and not self.closed:
-            self.closed = True
-            self.transport.close()
+            Output.deliver_many(self, sub, msgs)

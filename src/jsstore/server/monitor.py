@@ -21,7 +21,6 @@ from jsstore.server.tlsconfig import DEFAULT_TIMEOUT as DEFAULT_TLS_TIMEOUT
 MAX_CONTROL_LINE = 4096
 PING_INTERVAL = 120 * SECOND           # ns, nats-server's default
 PING_MAX = 2
-AUTH_TIMEOUT = 2.0
 
 
 def _rfc3339(seconds: float) -> str:
@@ -103,7 +102,7 @@ class Monitor:
             "http_host": self.host, "http_port": self.port, "http_base_path": "",
             "https_port": 0,
             # nats-server's default: the TLS handshake's timeout and a second, with TLS
-            "auth_timeout": srv.tls.timeout + 1 if srv.tls is not None else AUTH_TIMEOUT,
+            "auth_timeout": srv.limits.auth_timeout,
             "tls_timeout": srv.tls.timeout if srv.tls is not None else DEFAULT_TLS_TIMEOUT,
             "max_control_line": MAX_CONTROL_LINE, "max_payload": srv.max_payload,
             "max_pending": getattr(srv, "max_pending", DEFAULT_MAX_PENDING),

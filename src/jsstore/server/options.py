@@ -4,11 +4,15 @@ the options ``jsstore serve`` takes, under the command line's names.
 What is used: port, host/listen, server_name, max_payload, http/http_port/monitor_port,
 jetstream {store_dir, max_memory_store, max_file_store, domain, sync_interval (or sync):
 ``always`` or a duration} (or ``jetstream: enabled``), authorization {token |
-user+password | users [{user, password, permissions {publish, subscribe}}]}, accounts
-{NAME: {users [...], jetstream: enabled | {limits}}} (each account's users join the user
-list, its JetStream limits go to ``accounts``), no_auth_user, lame_duck_duration and
-lame_duck_grace_period, tls {cert_file, key_file, ca_file, verify, verify_and_map,
-timeout, handshake_first}; users may be nkey users ({nkey: U..., permissions}).
+user+password | users [{user, password, permissions}], default_permissions, timeout},
+accounts {NAME: {users [...], default_permissions, limits {max_connections,
+max_subscriptions, max_payload}, jetstream: enabled | {limits}}} (each account's users
+join the user list, its JetStream limits go to ``accounts``, its limits {} to
+``account_limits``), no_auth_user, lame_duck_duration, lame_duck_grace_period, the
+limits max_connections, max_subscriptions, max_control_line, max_pending, ping_interval
+and ping_max, and tls {cert_file, key_file, ca_file, verify, verify_and_map, timeout,
+handshake_first}; users may be nkey users ({nkey: U..., permissions}).  Permissions are
+read by ``jsstore.server.permissions``.
 """
 
 from __future__ import annotations
@@ -16,38 +20,19 @@ from __future__ import annotations
 from jsstore.gocompat.durations import SECOND, parse_go_duration
 from jsstore.server import nkey
 from jsstore.server.config import ConfigError
+from jsstore.server.permissions import parse_permissions, with_defaults
 from jsstore.server.tlsconfig import settings_from_config
 
-
-def _permissions(raw) -> dict | None:
-    """{publish: {allow, deny}, subscribe: {allow, deny}} from the config's forms: a
-    subject, a list, or a map with allow/deny."""
-    if not raw:
-        return None
-    out = {}
-    for kind in ("publish", "subscribe"):
-        value = raw.get(kind) if isinstance(raw, dict) else None
-        if value is None:
-            continue
-        if isinstance(value, str):
-            out[kind] = {"allow": [value], "deny": []}
-        elif isinstance(value, list):
-            out[kind] = {"allow": [str(v) for v in value], "deny": []}
-        elif isinstance(value, dict):
-            out[kind] = {"allow": _subjects(f"{kind} allow", value.get("allow")),
-                         "deny": _subjects(f"{kind} deny", value.get("deny"))}
-    return out
-
-
-def _subjects(key: str, value) -> list[str]:
-    """A permission's subjects: one subject or an array of them."""
-    if not value:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    raise ConfigError(f"{key}: expected a subject or an array of subjects, got {value!r}")
+# the server-wide limits (nats-server's names and aliases) -> serve options
+_LIMITS = {"max_connections": "max_connections", "max_conn": "max_connections",
+           "max_subscriptions": "max_subscriptions", "max_subs": "max_subscriptions",
+           "max_control_line": "max_control_line", "max_pending": "max_pending",
+           "ping_max": "ping_max", "max_pings_out": "ping_max"}
+# an account's limits {} block (parseAccountLimits) -> AccountLimits fields
+_ACCOUNT_LIMIT_KEYS = {"max_connections": "max_connections", "max_conn": "max_connections",
+                       "max_subscriptions": "max_subscriptions", "max_subs": "max_subscriptions",
+                       "max_payload": "max_payload", "max_pay": "max_payload",
+                       "max_leafnodes": None, "max_leafs": None}
 
 
 def _integer(key: str, value) -> int:
@@ -60,6 +45,60 @@ def _integer(key: str, value) -> int:
         raise ConfigError(f"{key}: expected an integer, got {value!r}") from None
 
 
+def _user_permissions(entry: dict) -> dict | None:
+    """A user's permissions (under any of nats-server's names for them)."""
+    for key in ("permissions", "permission", "authorization"):
+        if key in entry:
+            return parse_permissions(entry[key])
+    return None
+
+
+def _default_permissions(block: dict, keys: tuple[str, ...]) -> dict | None:
+    for key in keys:
+        if key in block:
+            return parse_permissions(block[key])
+    return None
+
+
+def _account_limits(name: str, raw) -> dict:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"Expected account limits to be a map/struct, got {raw!r}")
+    out = {}
+    for key, value in raw.items():
+        if str(key).lower() not in _ACCOUNT_LIMIT_KEYS:
+            raise ConfigError(f'Unknown field "{key}" parsing account limits')
+        field = _ACCOUNT_LIMIT_KEYS[str(key).lower()]
+        if field is not None:           # (leaf nodes are not served)
+            out[field] = _integer(f"account {name} limits {key}", value)
+    return out
+
+
+def _limits(config: dict) -> dict:
+    """The server-wide limits: counts, ping_interval (seconds) and the authorization
+    timeout (seconds)."""
+    out = {}
+    for key, value in config.items():
+        name = _LIMITS.get(key)
+        if name is not None:
+            out[name] = _integer(key, value)
+    if "ping_interval" in config:
+        out["ping_interval"] = _duration_ns("ping_interval", config["ping_interval"]) / SECOND
+    return out
+
+
+def _auth_timeout(value) -> float:
+    """authorization's timeout in seconds: a number of seconds or a Go duration string."""
+    if isinstance(value, str):
+        try:
+            return parse_go_duration(value) / SECOND
+        except ValueError:
+            raise ConfigError(f"error parsing authorization config, 'timeout' "
+                              f"{value!r} is not a duration") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError("error parsing authorization config, 'timeout' wrong type")
+    return float(value)
+
+
 def _users(raw, account: str = "$G") -> list[dict]:
     users = []
     if raw and not isinstance(raw, list):
@@ -70,7 +109,7 @@ def _users(raw, account: str = "$G") -> list[dict]:
         elif isinstance(entry, dict) and "user" in entry:
             users.append({"user": str(entry["user"]),
                           "password": str(entry.get("password", entry.get("pass", ""))),
-                          "permissions": _permissions(entry.get("permissions")),
+                          "permissions": _user_permissions(entry),
                           "account": account})
     return users
 
@@ -86,7 +125,7 @@ def _nkey_user(entry: dict, account: str) -> dict:
         raise ConfigError("nkey users need the nkeys package (pip install nkeys)") from None
     if not valid:
         raise ConfigError("Not a valid public nkey for a user")
-    return {"nkey": key, "permissions": _permissions(entry.get("permissions")),
+    return {"nkey": key, "permissions": _user_permissions(entry),
             "account": account}
 
 
@@ -184,17 +223,28 @@ def server_options(config: dict) -> dict:
             out["user"] = str(auth["user"])
             out["password"] = str(auth.get("password", auth.get("pass", "")))
         users = _users(auth.get("users"))
+        with_defaults(users, _default_permissions(
+            auth, ("default_permission", "default_permissions", "permissions")))
+        if "timeout" in auth:
+            out["auth_timeout"] = _auth_timeout(auth["timeout"])
     else:
         users = []
-    accounts = {}
+    accounts, account_limits = {}, {}
     if not isinstance(config.get("accounts") or {}, dict):
         raise ConfigError(f"accounts: expected a map of accounts, got {config['accounts']!r}")
     for name, account in (config.get("accounts") or {}).items():
         if isinstance(account, dict):
-            users += _users(account.get("users"), str(name))
+            account_users = _users(account.get("users"), str(name))
+            with_defaults(account_users, _default_permissions(account,
+                                                              ("default_permissions",)))
+            users += account_users
             accounts[str(name)] = account_jetstream(str(name), account.get("jetstream", False))
+            if "limits" in account:
+                account_limits[str(name)] = _account_limits(str(name), account["limits"])
     if accounts:
         out["accounts"] = accounts
+    if account_limits:
+        out["account_limits"] = account_limits
     if users:
         out["users"] = users
     if "no_auth_user" in config:
@@ -206,6 +256,7 @@ def server_options(config: dict) -> dict:
     out.update(_lame_duck(config))
     if "tls" in config:
         out["tls"] = settings_from_config(config["tls"])
+    out.update(_limits(config))
     return out
 
 

@@ -24,7 +24,7 @@ from jsstore.api import schemas
 from jsstore.gocompat import json as gojson
 from jsstore.server.accounts import GLOBAL_ACCOUNT, Account
 from jsstore.server.auth import Authenticator
-from jsstore.server.client import HOLD_TIME, Client
+from jsstore.server.client import Client
 from jsstore.server.defaults import (
     DEFAULT_MAX_PAYLOAD,
     DEFAULT_MAX_PENDING,
@@ -34,7 +34,9 @@ from jsstore.server.defaults import (
     LAME_DUCK_GRACE_PERIOD,
 )
 from jsstore.server.durable import DurableAcks
+from jsstore.server.limits import AccountLimits, Limits
 from jsstore.server.monitor import Monitor
+from jsstore.server.output import HOLD_TIME
 from jsstore.server.tlsconfig import TLSSettings
 from jsstore.version import __version__ as JSSTORE_VERSION
 
@@ -44,7 +46,9 @@ _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 class Server:
     """`js` is the global account's JetStream; `accounts` maps other accounts' names to
     their JetStream (None: JetStream off for that account).  `no_auth_user` names the
-    user a client that gives no credentials connects as."""
+    user a client that gives no credentials connects as.  `limits` are the limits on
+    clients (``jsstore.server.limits``), `account_limits` maps accounts' names to theirs
+    (AccountLimits keyword arguments)."""
 
     def __init__(self, js=None, *, host: str = "127.0.0.1", port: int = 4222,
                  server_name: str = "", max_payload: int = DEFAULT_MAX_PAYLOAD,
@@ -53,13 +57,16 @@ class Server:
                  users: list[dict] | None = None, accounts: dict | None = None,
                  no_auth_user: str | None = None, not_enabled=None,
                  sync_always: bool = False, sync_interval: int = DEFAULT_SYNC_INTERVAL,
-                 tls: TLSSettings | None = None):
+                 tls: TLSSettings | None = None, limits: Limits | None = None,
+                 account_limits: dict | None = None):
         self.host = host
         self.port = port
         self.server_id = "N" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(55))
         self.server_name = server_name or self.server_id
         self.max_payload = max_payload
         self.max_pending = max_pending
+        self.limits = limits or Limits()
+        self.limits.settle_auth_timeout(tls.timeout if tls is not None else None)
         self.auth = Authenticator(token=token, user=user, password=password, users=users,
                                   no_auth_user=no_auth_user,
                                   tls_map=tls is not None and tls.verify_and_map)
@@ -79,6 +86,8 @@ class Server:
         for name, account_js in {GLOBAL_ACCOUNT: js, **(accounts or {})}.items():
             self.accounts[name] = Account(self, name, account_js,
                                           not_enabled=not_enabled if jetstream else None)
+        for name, values in (account_limits or {}).items():
+            self.account(name).limits = AccountLimits(**values)
         # sync always: PubAcks held until their fsync (the stores' options carry a SyncGroup)
         self.durable = DurableAcks(self) if sync_always else None
         self.sync_interval = sync_interval          # ns, as configured (shown by /varz)
@@ -89,6 +98,7 @@ class Server:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.loop_thread: int | None = None
         self._flush_scheduled = False
+        self._info_template = None
 
     @property
     def global_account(self) -> Account:
@@ -121,6 +131,30 @@ class Server:
                 "jsstore_version": JSSTORE_VERSION}
         return gojson.encode(info)
 
+    def info_frame(self, cid: int, **extra) -> bytes:
+        """The INFO frame a new client is sent (info_json's), spliced from a template while
+        two clients' INFOs differ in nothing but the client id: a connection that is
+        refused at once (a failed CONNECT) costs little.  An INFO with something of its
+        own per connection in it (`extra`: an nkey nonce) is encoded anew each time."""
+        if extra:
+            return protocol.info_frame(self.info_json(cid, **extra))
+        key = (self.ldm, self.js is not None, self.max_payload, self.port,
+               self.auth.required)
+        template = self._info_template
+        if template is None or template[0] != key:
+            template = self._info_template = (key, self._info_parts())
+        parts = template[1]
+        if parts is None:
+            return protocol.info_frame(self.info_json(cid))
+        return parts[0] + str(cid).encode() + parts[1]
+
+    def _info_parts(self) -> tuple[bytes, bytes] | None:
+        one = self.info_json(1_000_000_001).split(b'"client_id":1000000001')
+        two = self.info_json(1_000_000_002).split(b'"client_id":1000000002')
+        if len(one) != 2 or one != two:
+            return None
+        return b"INFO " + one[0] + b'"client_id":', one[1] + b"\r\n"
+
     def account(self, name: str) -> Account:
         """The account `name` (made, without JetStream, the first time it is named)."""
         account = self.accounts.get(name)
@@ -131,6 +165,9 @@ class Server:
     # -- clients ------------------------------------------------------------------------------
     def client_gone(self, client: Client) -> None:
         self.clients.pop(client.cid, None)
+        if client.counted_in is not None:
+            client.counted_in.connections -= 1
+            client.counted_in = None
         self.dirty.discard(client)
         for sub in list(client.subs.values()):
             client.unsubscribe(sub)

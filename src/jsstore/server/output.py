@@ -1,0 +1,113 @@
+"""A client's output side: messages queued as frames, held back briefly for a client
+that pipelines, written once per read, and the slow consumer cut off (a client that does
+not read what it is sent beyond max_pending bytes is dropped, as nats-server drops it)."""
+
+from __future__ import annotations
+
+import fcntl
+import termios
+
+from jsstore._core import protocol
+from jsstore.server.subscriptions import Subscription
+
+HOLD_TIME = 0.002           # answers held back for a client that pipelines, at most
+HOLD_BYTES = 64 * 1024      # ... and no more than this much of them
+QUIET_GAP = 0.002           # a client that sent nothing for this long may be waiting;
+#                             not above HOLD_TIME, so that a client that does wait for
+#                             each answer is answered at once again after one held one
+
+
+class Output:
+    """The output half of ``jsstore.server.client.Client`` (which sets the attributes used
+    here: server, transport, out, headers, closed, fd, pipelining, held, and the counters)."""
+
+    def deliver(self, sub: Subscription, subject: str, reply: str | None, hdr: bytes | None,
+                payload: bytes) -> None:
+        """Queue a message for one of this client's subscriptions."""
+        if hdr and not self.headers:
+            hdr = None
+        self.out.append(protocol.msg_frame(subject, sub.sid, reply, hdr, payload))
+        self._sent(sub, 1, len(payload) + (len(hdr) if hdr else 0))
+
+    def deliver_many(self, sub: Subscription, msgs: list) -> None:
+        """Queue a burst of JetStream messages (bus Msgs) for one subscription, stopping
+        where an UNSUB's limit is reached."""
+        limit = sub.max - sub.delivered if sub.max else len(msgs)
+        if limit < len(msgs):
+            msgs = msgs[:max(limit, 0)]
+        frame = protocol.msg_frame
+        sid, headers, out = sub.sid, self.headers, self.out
+        size = 0
+        for msg in msgs:
+            hdr = msg.hdr if headers else None
+            data = msg.data
+            if type(data) is not bytes:
+                data = bytes(data)
+            out.append(frame(msg.subject, sid, msg.reply, hdr, data))
+            size += len(data) + (len(hdr) if hdr else 0)
+        self._sent(sub, len(msgs), size)
+
+    def _sent(self, sub: Subscription, count: int, size: int) -> None:
+        """Count `count` messages of `size` bytes queued for `sub`; its UNSUB limit."""
+        self.count_out(count, size)
+        sub.delivered += count
+        if sub.max and sub.delivered >= sub.max:
+            self.unsubscribe(sub)
+
+    def count_out(self, count: int, size: int) -> None:
+        """Count `count` messages of `size` bytes queued for this client (to be written)."""
+        self.out_msgs += count
+        self.out_bytes += size
+        stats = self.server.stats
+        stats["out_msgs"] += count
+        stats["out_bytes"] += size
+        self.server.dirty.add(self)
+
+    def hold(self) -> bool:
+        """Whether to hold this client's answers back for up to HOLD_TIME (Nagle's idea,
+        a level up): once a client has shown that it sends on without waiting for
+        answers -- more of its bytes already wait in the socket when its answers are
+        due -- and for as long as it keeps sending, its answers are written a few large
+        chunks at a time instead of one small write per packet it sent.  A client that
+        waits for each answer never shows that and is answered at once; one that goes
+        quiet for QUIET_GAP is again."""
+        fd = self.fd
+        if fd is None:
+            sock = self.transport.get_extra_info("socket") if self.transport else None
+            fd = self.fd = sock.fileno() if sock is not None else -1
+        if self.closed or fd < 0 or sum(map(len, self.out)) >= HOLD_BYTES:
+            return False
+        if not self.pipelining:
+            try:
+                waiting = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+            except OSError:
+                return False
+            self.pipelining = waiting != b"\0\0\0\0"
+        return self.pipelining
+
+    def release(self) -> None:
+        self.held = False
+        self.flush()
+
+    def flush(self) -> None:
+        if self.out and self.transport is not None and not self.closed:
+            data = b"".join(self.out) if len(self.out) > 1 else self.out[0]
+            self.out = []
+            self.transport.write(data)
+            if self.transport.get_write_buffer_size() > self.server.max_pending:
+                # a slow consumer: it does not read what it is sent; nats-server drops it
+                self.server.slow_consumers += 1
+                self.closed = True
+                self.transport.abort()
+        else:
+            self.out = []
+
+    def error_and_close(self, text: str) -> None:
+        self.out.append(protocol.err_frame(text))
+        self.flush()
+        self.close()
+
+    def close(self) -> None:
+        if self.transport is not None and not self.closed:
+            self.closed = True
+            self.transport.close()

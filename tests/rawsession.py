@@ -1,0 +1,148 @@
+"""Bare protocol sessions for tests that compare what `jsstore serve` and nats-server say
+word for word (``-ERR`` texts, MSG frames, closed connections), and a way to start either
+server on one configuration file."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+from jsstoreserver import jsstore_server
+from natsserver import nats_server, require_nats_server
+
+KINDS = ("jsstore", "nats-server")
+
+
+def start(kind: str, store_dir, conf):
+    """A context manager running server `kind` on configuration file `conf`."""
+    if kind == "nats-server":
+        require_nats_server()
+        return nats_server(store_dir, ["-c", str(conf)])
+    return jsstore_server(store_dir, ["-c", str(conf)])
+
+
+class Session:
+    """One connection: frames out, lines and messages in."""
+
+    def __init__(self, port: int, user: str | None = None, password: str = "p", *,
+                 connect: bool = True, **options):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.buf = b""
+        self.eof = False
+        self.requests = 0
+        self.info = json.loads(self.line()[5:])
+        if connect:
+            creds = {"user": user, "pass": password} if user else {}
+            self.send(b"CONNECT " + json.dumps({
+                "verbose": False, "pedantic": False, "headers": True, "no_responders": True,
+                **creds, **options}).encode() + b"\r\n")
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def _fill(self, timeout: float) -> bool:
+        self.sock.settimeout(timeout)
+        try:
+            chunk = self.sock.recv(65536)
+        except (TimeoutError, socket.timeout):
+            return False
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.eof = True
+            return False
+        self.buf += chunk
+        return True
+
+    def line(self, timeout: float = 5.0) -> bytes | None:
+        """The next line (None: none came within `timeout`, or the connection closed)."""
+        deadline = time.monotonic() + timeout
+        while b"\r\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.eof or not self._fill(left):
+                return None
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def frame(self, timeout: float = 5.0) -> tuple | None:
+        """The next frame: ("MSG", subject, reply, headers, payload, sid), or (line,)."""
+        line = self.line(timeout)
+        if line is None:
+            return None
+        if line.startswith((b"MSG ", b"HMSG ")):
+            words = line.decode().split()
+            hmsg = words[0] == "HMSG"
+            size = int(words[-1])
+            hsize = int(words[-2]) if hmsg else 0
+            reply = words[3] if len(words) == (6 if hmsg else 5) else None
+            while len(self.buf) < size + 2 and not self.eof:
+                self._fill(timeout)
+            body, self.buf = self.buf[:size], self.buf[size + 2:]
+            return ("MSG", words[1], reply, body[:hsize], body[hsize:], words[2])
+        return (line.decode(),)
+
+    def exchange(self, frames: bytes = b"") -> list[tuple]:
+        """Send `frames` and a PING; the frames up to its PONG (the PONG left out; a
+        server's own PINGs and INFO updates skipped).  ("closed",) ends a closed one."""
+        self.send(frames + b"PING\r\n")
+        out = []
+        while True:
+            frame = self.frame()
+            if frame is None:
+                out.append(("closed",))
+                return out
+            if frame == ("PONG",):
+                return out
+            if frame == ("PING",) or frame[0].startswith("INFO "):
+                continue
+            out.append(frame)
+
+    def request(self, subject: str, payload: bytes = b"", inbox: str = "_INBOX.t",
+                timeout: float = 5.0) -> tuple:
+        """A request over a fresh inbox: what the PUB itself drew (-ERR lines) and the
+        answer's payload (None when there was none: the publish was refused)."""
+        self.requests += 1
+        reply = f"{inbox}.{self.requests}"
+        errors = self.exchange(b"SUB %s 901\r\nPUB %s %s %d\r\n%s\r\n" % (
+            reply.encode(), subject.encode(), reply.encode(), len(payload), payload))
+        answers = [f[3] + f[4] for f in errors if f[0] == "MSG" and f[1] == reply]
+        errors = [f for f in errors if f[0] != "MSG"]
+        answer = answers[0] if answers else None
+        if not errors and answer is None:
+            while (frame := self.frame(timeout)) is not None and frame[:2] != ("MSG", reply):
+                pass
+            answer = frame[3] + frame[4] if frame is not None else None
+        self.send(b"UNSUB 901\r\n")
+        return [f[0] for f in errors], answer
+
+    def is_open(self) -> bool:
+        try:
+            return self.exchange() == []
+        except OSError:
+            return False
+
+    def until_closed(self, timeout: float = 10.0) -> list[tuple]:
+        """Every frame up to the server's closing the connection (("open",) ends the list
+        when it does not close within `timeout`)."""
+        out = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            frame = self.frame(deadline - time.monotonic())
+            if frame is None:
+                if self.eof:
+                    return out
+                continue
+            out.append(frame)
+        return out + [("open",)]
+
+    def closed(self, timeout: float = 5.0) -> bool:
+        """Whether the server closes the connection within `timeout` (reading on)."""
+        deadline = time.monotonic() + timeout
+        while not self.eof and time.monotonic() < deadline:
+            if not self._fill(deadline - time.monotonic()):
+                continue
+        return self.eof
+
+    def close(self) -> None:
+        self.sock.close()
