@@ -43,6 +43,9 @@ LAYERS = [
 FUNCTION_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("jsstore.cli.main", "jsstore.spark.export"):
         "pyspark is optional (jsstore[spark]): the command serves without it",
+    ("jsstore.testing.plugin", "jsstore.aio.context"):
+        "the plugin loads in every pytest run of an environment with jsstore installed; "
+        "the asyncio layer (about 40 ms) only for a test that asks for the jetstream fixture",
 }
 
 

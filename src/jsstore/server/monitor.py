@@ -18,9 +18,6 @@ from jsstore.server.defaults import DEFAULT_MAX_PENDING, GO_VERSION
 from jsstore.server.tls import TLSTransport
 from jsstore.server.tlsconfig import DEFAULT_TIMEOUT as DEFAULT_TLS_TIMEOUT
 
-MAX_CONTROL_LINE = 4096
-PING_INTERVAL = 120 * SECOND           # ns, nats-server's default
-PING_MAX = 2
 
 
 def _rfc3339(seconds: float) -> str:
@@ -97,14 +94,14 @@ class Monitor:
             **({"auth_required": True} if srv.auth.required else {}),
             **({"tls_required": True} if srv.tls is not None else {}),
             **({"tls_verify": True} if srv.tls is not None and srv.tls.verify_clients else {}),
-            "max_connections": 65536,
-            "ping_interval": PING_INTERVAL, "ping_max": PING_MAX,
+            "max_connections": srv.limits.max_connections,
+            "ping_interval": int(srv.limits.ping_interval * SECOND),
+            "ping_max": srv.limits.ping_max,
             "http_host": self.host, "http_port": self.port, "http_base_path": "",
             "https_port": 0,
-            # nats-server's default: the TLS handshake's timeout and a second, with TLS
             "auth_timeout": srv.limits.auth_timeout,
             "tls_timeout": srv.tls.timeout if srv.tls is not None else DEFAULT_TLS_TIMEOUT,
-            "max_control_line": MAX_CONTROL_LINE, "max_payload": srv.max_payload,
+            "max_control_line": srv.limits.max_control_line, "max_payload": srv.max_payload,
             "max_pending": getattr(srv, "max_pending", DEFAULT_MAX_PENDING),
             "jetstream": self._jetstream_varz(),
             "start": _rfc3339(self.started), "now": _rfc3339(now),
