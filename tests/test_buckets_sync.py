@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import pathlib
 import subprocess
 import sys
 import threading
@@ -83,7 +84,7 @@ def test_a_watch_is_an_iterator_that_ends_after_its_timeout():
         kv = js.create_key_value(KeyValueConfig(bucket="W", history=3))
         kv.put("a", b"1")
         kv.put("b", b"2")
-        with kv.watchall(timeout=0.5) as watcher:
+        with kv.watchall(timeout=2) as watcher:
             kv.put("a", b"3")
             got = [None if e is None else (e.key, e.value) for e in watcher]
         assert got == [("a", b"1"), ("b", b"2"), None, ("a", b"3")]
@@ -206,7 +207,7 @@ def test_an_object_store_watch():
     with jsstore.open() as js:
         store = js.create_object_store("W")
         store.put("a", b"1")
-        with store.watch(timeout=0.5) as watcher:
+        with store.watch(timeout=2) as watcher:
             store.put("b", b"2")
             got = [None if i is None else i.name for i in watcher]
         assert got == ["a", None, "b"]
@@ -239,3 +240,21 @@ def test_import_jsstore_loads_neither_the_buckets_nor_the_asyncio_layer():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={"PYTHONPATH": jsstore.__path__[0].rsplit("/", 1)[0]})
     assert out.stdout.split() == ["False", "False", "True"]
+
+
+def test_the_readme_examples_run(tmp_path, monkeypatch):
+    """The section's two examples, as written (their asserts included), one after the
+    other in a directory of the test's own: the asyncio one reads what the synchronous one
+    made."""
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("## Key-value and object stores"):]
+    section = section[:section.index("\n## ", 1)]
+    blocks = section.split("```python\n")[1:]
+    assert len(blocks) == 2
+    monkeypatch.chdir(tmp_path)
+    threads = len(bucket_threads())
+    for name, block in zip(("sync", "asyncio"), blocks):
+        code = block[:block.index("\n```")]
+        exec(compile(code, f"README.md (key-value, {name})", "exec"), {"__name__": "readme"})
+    assert (tmp_path / "report-copy.bin").read_bytes() == bytes(range(256)) * 12288
+    assert len(bucket_threads()) == threads        # the with block stopped its thread
