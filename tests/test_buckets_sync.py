@@ -162,6 +162,9 @@ def test_a_multi_megabyte_object_in_chunks_from_and_into_files(tmp_path):
         assert store.status().sealed is False
     with jsstore.open(tmp_path / "store") as js:           # read back after a reopen
         assert js.object_store("FILES").get("big.bin").data == content
+        assert js.delete_object_store("FILES") is True
+        with pytest.raises(errors.BucketNotFoundError):
+            js.object_store("FILES")
 
 
 def test_a_chunk_that_does_not_match_the_digest_is_refused():
@@ -211,6 +214,24 @@ def test_an_object_store_watch():
             store.put("b", b"2")
             got = [None if i is None else i.name for i in watcher]
         assert got == ["a", None, "b"]
+
+
+def test_blocking_calls_from_several_threads_at_once():
+    with jsstore.open() as js:
+        kv = js.create_key_value(bucket="MANY")
+        revisions = []
+
+        def writer(n: int) -> None:
+            for i in range(30):
+                revisions.append(kv.put(f"t{n}.k{i}", b"%d" % i))
+        threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(revisions) == list(range(1, 121))
+        assert len(kv.keys()) == 120
+        assert kv.get("t3.k29").value == b"29"
 
 
 def test_closing_the_jetstream_stops_the_buckets_thread(tmp_path):
