@@ -183,6 +183,7 @@ class JetStream:
         self.lock = threading.RLock()
         self._api = None  # the wire API router, made on the first request()
         self._buckets = None  # the KV and object store calls, made on the first one
+        self._buckets_closed = False     # close() has begun: no buckets made any more
         self._batch_ids = itertools.count(1)   # publish_batch's batch ids
         self._sources = None  # the SourceManager, once a stream has a mirror or sources
         self._batches = batches.BatchRegistry()   # atomic batches being staged
@@ -627,7 +628,8 @@ class JetStream:
         """What the key-value and object store calls go through (``jsstore.buckets.Buckets``,
         plugged in by ``use_buckets``), made on the first call."""
         with self.lock:
-            self.check_open()
+            if self._buckets_closed:
+                raise StoreClosed()
             if self._buckets is None:
                 if _buckets_factory is None:
                     raise RuntimeError("no buckets: jsstore.buckets is plugged in by "
@@ -639,7 +641,9 @@ class JetStream:
     def close(self) -> None:
         """Stop every stream (file streams write their state for a fast reopen); the
         buckets' thread first, outside the lock (its work needs it)."""
-        buckets, self._buckets = self._buckets, None
+        with self.lock:
+            self._buckets_closed = True
+            buckets, self._buckets = self._buckets, None
         if buckets is not None:
             buckets.close()
         with self.lock:
