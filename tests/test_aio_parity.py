@@ -318,3 +318,40 @@ async def bound_store(opening):
 
 def test_object_stores(tmp_path):
     assert_same(three_ways(tmp_path, object_stores))
+
+
+async def key_value_ttls_and_markers(js, errors):
+    """Per-key TTLs (create, purge) and the markers limit_marker_ttl has the server leave,
+    as a watch, get, keys, history and purge_deletes see them."""
+    out = []
+    kv = await js.create_key_value(bucket="TTL", ttl=3600, limit_marker_ttl=2)
+    out.append(await outcome(kv.status()))
+    out.append(await outcome(kv.create("short", b"x", msg_ttl=1)))
+    out.append(await outcome(kv.put("kept", b"y")))
+    out.append((await js.get_last_msg("KV_TTL", "$KV.TTL.short")).headers)
+    watcher = await kv.watch("short")
+    out.append(plain(await watcher.updates(timeout=5)))
+    out.append(plain(await watcher.updates(timeout=5)))
+    out.append(plain(await watcher.updates(timeout=10)))     # the marker, once expired
+    await watcher.stop()
+    out.append(await outcome(kv.get("short")))
+    out.append(await outcome(kv.keys()))
+    out.append(await outcome(kv.purge("kept", msg_ttl=60)))
+    out.append((await js.get_last_msg("KV_TTL", "$KV.TTL.kept")).headers)
+    out.append(await outcome(kv.history("kept")))
+    history = await js.create_key_value(bucket="DELS", history=5)
+    await history.put("a", b"1")
+    await history.put("b", b"2")
+    await history.delete("a")
+    await history.purge("b")
+    out.append(await outcome(history.purge_deletes(olderthan=3600)))
+    out.append(await outcome(history.history("a")))
+    out.append(await outcome(history.purge_deletes(olderthan=-1)))
+    out.append(await outcome(history.history("a")))
+    out.append(await outcome(history.history("b")))
+    out.append(await outcome(js.stream_info("KV_DELS")))
+    return out
+
+
+def test_key_value_ttls_and_markers(tmp_path):
+    assert_same(three_ways(tmp_path, key_value_ttls_and_markers))

@@ -34,6 +34,7 @@ LAYERS = [
     ("jsstore.api",),                           # the $JS.API handlers
     ("jsstore.server", "jsstore.spark",         # jsstore serve; the PySpark data source;
      "jsstore.aio"),                            # the asyncio API
+    ("jsstore.buckets",),                       # KV and object stores, synchronous
     ("jsstore.cli",),                           # the jsstore command
     ("jsstore", "jsstore.__main__"),            # the package's public face
     ("jsstore.testing",),                       # the store contract kit, the pytest plugin
@@ -46,6 +47,9 @@ FUNCTION_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("jsstore.testing.plugin", "jsstore.aio.context"):
         "the plugin loads in every pytest run of an environment with jsstore installed; "
         "the asyncio layer (about 40 ms) only for a test that asks for the jetstream fixture",
+    ("jsstore", "jsstore.buckets"):
+        "import jsstore stays as cheap as it was: the synchronous buckets (and the asyncio "
+        "layer beneath them) load with a JetStream's first key-value or object store call",
 }
 
 

@@ -12,6 +12,8 @@
     sub = js.pull_subscribe("orders.>", "DISPATCH", stream="ORDERS")
     for msg in sub.fetch(10, timeout=1.0):
         msg.ack()
+    kv = js.create_key_value(bucket="PROFILES")    # KV and object stores: jsstore.buckets
+    kv.put("alice", b"v1")
 
 ``StreamConfig`` is nats-server's stream configuration (what ``add_stream`` takes); a store
 also takes it, keeping the fields it acts on as its ``StoreConfig``.
@@ -35,6 +37,16 @@ from jsstore.version import __version__
 
 # the composition root: the embedded account answers requests through the wire API handlers
 _account.use_api(Router)
+
+
+def _buckets(js: JetStream):
+    """The key-value and object store calls of `js` (jsstore.buckets, over the asyncio
+    layer, imported on the first such call)."""
+    from jsstore.buckets import Buckets
+    return Buckets(js)
+
+
+_account.use_buckets(_buckets)
 
 
 def __getattr__(name: str):

@@ -274,4 +274,32 @@ class ObjectDeletedError(NotFoundError):
 
 
 class ObjectAlreadyExists(Error):
-    """update_meta to the name of another object."""
+    """update_meta, or add_link, to the name of another object."""
+
+
+class ObjectRequiredError(Error):
+    """add_link without the info of an object to link to."""
+
+    def __str__(self) -> str:
+        return "nats: object required"
+
+
+class BucketRequiredError(Error):
+    """add_bucket_link without a store to link to."""
+
+    def __str__(self) -> str:
+        return "nats: bucket required"
+
+
+class NoLinkToDeletedError(Error):
+    """add_link to a deleted object."""
+
+    def __str__(self) -> str:
+        return "nats: not allowed to link to a deleted object"
+
+
+class NoLinkToLinkError(Error):
+    """add_link to a link."""
+
+    def __str__(self) -> str:
+        return "nats: not allowed to link to another link"

@@ -1,6 +1,11 @@
 """Key-value buckets with nats-py's face: ``create_key_value``, ``key_value`` and
 ``delete_key_value`` on the context, and ``KeyValue`` with get, put, create, update,
-delete, purge, status, keys, history and watch.
+delete, purge, purge_deletes, status, keys, history and watch.
+
+Per-key TTLs: ``create`` and ``purge`` take ``msg_ttl`` (the message's ``Nats-TTL``; the
+bucket's stream always allows them, as nats-py makes it).  ``limit_marker_ttl`` in the
+bucket's configuration makes the server leave a marker (header ``Nats-Marker-Reason``)
+when a key's last value ages out or is purged; a watch reads one as a purge or delete.
 
 A bucket is the stream ``KV_<bucket>`` capturing ``$KV.<bucket>.>``: a put is a publish
 to ``$KV.<bucket>.<key>``, a revision a stream sequence, a delete or purge a marker
@@ -13,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
@@ -244,8 +250,12 @@ class KeyValue:
         return ack.seq
 
     async def delete(self, key: str, last: int | None = None,
-                     validate_keys: bool = True) -> bool:
-        """Mark the key deleted (its history stays)."""
+                     validate_keys: bool = True, msg_ttl: float | None = None) -> bool:
+        """Mark the key deleted (its history stays).  `msg_ttl` is ignored with a
+        DeprecationWarning, as nats-py 2.16 does: a delete marker takes no TTL."""
+        if msg_ttl is not None:
+            warnings.warn("msg_ttl on delete() is deprecated and ignored; use create() or "
+                          "purge() for TTL", DeprecationWarning, stacklevel=2)
         self._check(key, validate_keys)
         headers = {KV_OP: KV_DEL}
         if last and last > 0:
@@ -259,12 +269,33 @@ class KeyValue:
         await self._js.publish(self._pre + key, headers=headers, msg_ttl=msg_ttl)
         return True
 
+    async def purge_deletes(self, olderthan: float = 30 * 60) -> bool:
+        """Remove the delete and purge markers of the bucket: those older than
+        `olderthan` seconds with everything of their key, the younger ones keeping only
+        the marker (every one entirely when `olderthan` <= 0)."""
+        watcher = await self.watchall()
+        markers = []
+        async for entry in watcher:
+            if entry is None:
+                break
+            if entry.operation in (KV_DEL, KV_PURGE):
+                markers.append(entry)
+        await watcher.stop()
+        now = datetime.datetime.now(datetime.timezone.utc)
+        for entry in markers:
+            young = olderthan > 0 and olderthan > (now - entry.created).total_seconds()
+            await self._js.purge_stream(self._stream, subject=self._pre + entry.key,
+                                        keep=1 if young else 0)
+        return True
+
     async def status(self) -> BucketStatus:
         return BucketStatus(stream_info=await self._js.stream_info(self._stream),
                             bucket=self._name)
 
-    async def keys(self, filters: list[str] | None = None) -> list[str]:
-        """The keys with a value; NoKeysError when there is none."""
+    async def keys(self, filters: list[str] | None = None, **_kwargs) -> list[str]:
+        """The keys with a value (those containing one of `filters`, when given);
+        NoKeysError when there is none.  Other keyword arguments are taken and ignored, as
+        nats-py does."""
         watcher = await self.watchall(ignore_deletes=True, meta_only=True)
         keys = []
         async for entry in watcher:

@@ -1,11 +1,14 @@
 """Object stores with nats-py's face: ``create_object_store``, ``object_store`` and
 ``delete_object_store`` on the context, and ``ObjectStore`` with put, get, get_info,
-delete, list, watch, update_meta, seal and status.
+delete, list, watch, update_meta, seal, status, add_link and add_bucket_link.
 
 A store is the stream ``OBJ_<bucket>``: an object's content is chunk messages on
 ``$O.<bucket>.C.<nuid>``, its info one JSON message on ``$O.<bucket>.M.<base64url name>``
 (a rollup keeps only the last), its digest the SHA-256 of the content.  Reading an
-object is an ordered push consumer over its chunks.
+object is an ordered push consumer over its chunks.  A link is an info with no chunks whose
+``options.link`` names another store's object (or, without a name, the whole store), as
+the Go client writes them (nats-py 2.16 reads links but has no calls to make one); get
+of a link reads its target.
 """
 
 from __future__ import annotations
@@ -300,6 +303,38 @@ class ObjectStore:
             await self._publish_info(self._meta_subject(name), info)
         finally:
             await self._js.purge_stream(self._stream, subject=chunks_subject)
+
+    async def add_link(self, name: str, obj: api.ObjectInfo) -> api.ObjectInfo:
+        """Make `name` a link to the object `obj` is the info of (in this store or
+        another); its info.  A link may replace a link, not an object."""
+        if obj is None or not obj.name:
+            raise errors.ObjectRequiredError()
+        if obj.deleted:
+            raise errors.NoLinkToDeletedError()
+        if obj.is_link():
+            raise errors.NoLinkToLinkError()
+        return await self._add_link(name, api.ObjectLink(bucket=obj.bucket, name=obj.name))
+
+    async def add_bucket_link(self, name: str, bucket: ObjectStore) -> api.ObjectInfo:
+        """Make `name` a link to the whole store `bucket`; its info."""
+        if bucket is None:
+            raise errors.BucketRequiredError()
+        return await self._add_link(name, api.ObjectLink(bucket=bucket._name))
+
+    async def _add_link(self, name: str, link: api.ObjectLink) -> api.ObjectInfo:
+        if not name:
+            raise errors.InvalidObjectNameError()
+        try:
+            existing = await self.get_info(name, show_deleted=True)
+        except errors.ObjectNotFoundError:
+            existing = None
+        if existing is not None and not existing.is_link():
+            raise errors.ObjectAlreadyExists()
+        info = api.ObjectInfo(name=name, bucket=self._name, nuid=_nuid(),
+                              mtime=datetime.now(timezone.utc).isoformat(),
+                              options=api.ObjectMetaOptions(link=link))
+        await self._publish_info(self._meta_subject(name), info)
+        return info
 
     async def status(self) -> ObjectStoreStatus:
         return ObjectStoreStatus(stream_info=await self._js.stream_info(self._stream),

@@ -84,6 +84,9 @@ class PushSubscription:
         task = asyncio.create_task(guarded())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        # cancelled before it ran (unsubscribe right after a flow control message): the
+        # coroutine is closed, not left to warn that it was never awaited
+        task.add_done_callback(lambda _: coro.close())
 
     def _new_inbox(self, subject: str, loop) -> Inbox:
         inbox = Inbox(subject, loop)

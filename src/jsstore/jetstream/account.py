@@ -80,6 +80,28 @@ def use_api(factory: Callable[["JetStream"], object]) -> None:
     _api_factory = factory
 
 
+# Key-value buckets and object stores (jsstore.buckets) sit above this layer as well: the
+# package's face plugs them in, and the bucket methods of JetStream go through them.
+_buckets_factory: Callable[["JetStream"], object] | None = None
+
+
+def use_buckets(factory: Callable[["JetStream"], object]) -> None:
+    """Plug in the buckets: `factory(js)` makes what a JetStream's create_key_value,
+    key_value, ..., object_store calls go through (``jsstore.buckets.Buckets``); it is
+    closed with the JetStream."""
+    global _buckets_factory
+    _buckets_factory = factory
+
+
+def _to_buckets(name: str, doc: str) -> Callable:
+    """A JetStream method that is the buckets' `name`."""
+    def call(self, *args, **kwargs):
+        return getattr(self.buckets(), name)(*args, **kwargs)
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = doc
+    return call
+
+
 def _to_consumers(method: Callable) -> Callable:
     """A JetStream method that is the consumer registry's `method` (same name, signature
     and documentation)."""
@@ -112,6 +134,19 @@ class JetStream:
     unpin_consumer = _to_consumers(ConsumerRegistry.unpin_consumer)
     reset_consumer = _to_consumers(ConsumerRegistry.reset_consumer)
     pull_subscribe = _to_consumers(ConsumerRegistry.pull_subscribe)
+
+    # key-value buckets and object stores, nats-py's calls made synchronous (jsstore.buckets)
+    create_key_value = _to_buckets("create_key_value", "Create a key-value bucket (its "
+                                   "stream KV_<bucket>); a KeyValueConfig or its fields.")
+    key_value = _to_buckets("key_value", "The key-value bucket; BucketNotFoundError when "
+                            "there is none.")
+    delete_key_value = _to_buckets("delete_key_value", "Delete a key-value bucket.")
+    create_object_store = _to_buckets("create_object_store", "Create an object store (its "
+                                      "stream OBJ_<bucket>); an ObjectStoreConfig or its "
+                                      "fields.")
+    object_store = _to_buckets("object_store", "The object store; BucketNotFoundError when "
+                               "there is none.")
+    delete_object_store = _to_buckets("delete_object_store", "Delete an object store.")
 
     def __init__(self, directory: str | os.PathLike | None = None,
                  options: StoreOptions | None = None, *,
@@ -147,6 +182,8 @@ class JetStream:
         # methods named ``..._locked`` expect it held
         self.lock = threading.RLock()
         self._api = None  # the wire API router, made on the first request()
+        self._buckets = None  # the KV and object store calls, made on the first one
+        self._buckets_closed = False     # close() has begun: no buckets made any more
         self._batch_ids = itertools.count(1)   # publish_batch's batch ids
         self._sources = None  # the SourceManager, once a stream has a mirror or sources
         self._batches = batches.BatchRegistry()   # atomic batches being staged
@@ -587,9 +624,28 @@ class JetStream:
         answers = self.request_msgs(subject, payload, headers)
         return answers[0].data if answers else None
 
+    def buckets(self):
+        """What the key-value and object store calls go through (``jsstore.buckets.Buckets``,
+        plugged in by ``use_buckets``), made on the first call."""
+        with self.lock:
+            if self._buckets_closed:
+                raise StoreClosed()
+            if self._buckets is None:
+                if _buckets_factory is None:
+                    raise RuntimeError("no buckets: jsstore.buckets is plugged in by "
+                                       "use_buckets (importing jsstore does it)")
+                self._buckets = _buckets_factory(self)
+            return self._buckets
+
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
-        """Stop every stream (file streams write their state for a fast reopen)."""
+        """Stop every stream (file streams write their state for a fast reopen); the
+        buckets' thread first, outside the lock (its work needs it)."""
+        with self.lock:
+            self._buckets_closed = True
+            buckets, self._buckets = self._buckets, None
+        if buckets is not None:
+            buckets.close()
         with self.lock:
             if self.closed:
                 return
