@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from jsstore.aio import api, errors
+from jsstore.aio.watcher import Watcher
 
 KV_OP = "KV-Operation"
 KV_DEL = "DEL"
@@ -128,41 +129,9 @@ class BucketStatus:
         return self.stream_info.config.subject_delete_marker_ttl
 
 
-class KeyWatcher:
+class KeyWatcher(Watcher):
     """The updates of a watch: entries, then None once the entries there were at the
     start have come (None at once when there were none)."""
-
-    _STOP = object()
-
-    def __init__(self):
-        self._updates: asyncio.Queue = asyncio.Queue()
-        self._sub = None
-        self._init_done = False
-
-    async def stop(self) -> None:
-        await self._sub.unsubscribe()
-        self._updates.put_nowait(self._STOP)
-
-    async def updates(self, timeout: float = 5.0):
-        """The next update; errors.TimeoutError when none came in `timeout` seconds."""
-        try:
-            return await asyncio.wait_for(self._updates.get(), timeout)
-        except asyncio.TimeoutError:
-            raise errors.TimeoutError() from None
-
-    def __aiter__(self) -> KeyWatcher:
-        return self
-
-    async def __anext__(self):
-        update = await self._updates.get()
-        if update is self._STOP:
-            raise StopAsyncIteration
-        return update
-
-    def _caught_up(self) -> None:
-        if not self._init_done:
-            self._init_done = True
-            self._updates.put_nowait(None)
 
 
 class KeyValue:
@@ -346,7 +315,7 @@ class KeyValue:
                         watcher._caught_up()
                     return
             if not (ignore_deletes and op in (KV_DEL, KV_PURGE)):
-                watcher._updates.put_nowait(Entry(
+                watcher._put(Entry(
                     self._name, msg.subject[len(self._pre):], msg.data,
                     meta.sequence.stream, meta.num_pending, meta.timestamp, op))
             if meta.num_pending == 0:

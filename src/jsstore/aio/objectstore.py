@@ -26,6 +26,7 @@ from typing import Optional
 
 from jsstore.aio import api, errors
 from jsstore.aio.kv import ROLLUP, ROLLUP_SUBJECT, VALID_BUCKET
+from jsstore.aio.watcher import Watcher
 
 DEFAULT_CHUNK_SIZE = 128 * 1024
 DIGEST_TYPE = "SHA-256="
@@ -112,35 +113,9 @@ class ObjectStoreStatus:
         return self.stream_info.state.bytes
 
 
-class ObjectWatcher:
+class ObjectWatcher(Watcher):
     """The infos of a watch: one per object, then None once those there at the start came
     (unless only updates were asked for), then each change."""
-
-    _STOP = object()
-
-    def __init__(self):
-        self._updates: asyncio.Queue = asyncio.Queue()
-        self._sub = None
-        self._init_done = False
-
-    async def stop(self) -> None:
-        await self._sub.unsubscribe()
-        self._updates.put_nowait(self._STOP)
-
-    async def updates(self, timeout: float = 5.0):
-        try:
-            return await asyncio.wait_for(self._updates.get(), timeout)
-        except asyncio.TimeoutError:
-            raise errors.TimeoutError() from None
-
-    def __aiter__(self) -> ObjectWatcher:
-        return self
-
-    async def __anext__(self):
-        update = await self._updates.get()
-        if update is self._STOP:
-            raise StopAsyncIteration
-        return update
 
 
 class ObjectStore:
@@ -368,17 +343,14 @@ class ObjectStore:
         async def on_msg(msg) -> None:
             info = api.ObjectInfo.from_response(json.loads(msg.data))
             if not ignore_deletes or not info.deleted:
-                watcher._updates.put_nowait(info)
-            if not watcher._init_done and msg.metadata.num_pending == 0 and not updates_only:
-                watcher._init_done = True
-                watcher._updates.put_nowait(None)
+                watcher._put(info)
+            if msg.metadata.num_pending == 0 and not updates_only:
+                watcher._caught_up()
 
         try:
             await self._js.get_last_msg(self._stream, all_meta)
         except errors.NotFoundError:
-            watcher._init_done = True
-            if not updates_only:
-                watcher._updates.put_nowait(None)
+            watcher._caught_up(announce=not updates_only)
         policy = (api.DeliverPolicy.NEW if updates_only else
                   None if include_history else api.DeliverPolicy.LAST_PER_SUBJECT)
         watcher._sub = await self._js.subscribe(all_meta, stream=self._stream, cb=on_msg,
