@@ -23,16 +23,34 @@ EXPECTED = (StoreError, ValueError)
 
 
 _STORE_DIR: list[str] = []      # filestore_open's stream directory, once made
+_STORE_PREFIX = "jsstore-fuzz-"  # its name: this prefix and the process id
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def _store_dir() -> str:
     """The stream directory filestore_open reuses: made on first use, in a memory file
-    system where there is one (/dev/shm), removed when the process exits."""
+    system where there is one (/dev/shm), removed when the process exits. libFuzzer ends
+    a run with exit(), which skips Python's exit handlers: what a process that is gone
+    left there is removed by the next one."""
     if not _STORE_DIR:
-        shm = "/dev/shm"
-        root = tempfile.mkdtemp(prefix="jsstore-fuzz-", dir=shm if os.path.isdir(shm) else None)
-        atexit.register(shutil.rmtree, root, True)
+        parent = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+        for name in os.listdir(parent):
+            pid = name[len(_STORE_PREFIX):]
+            if name.startswith(_STORE_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+        root = os.path.join(parent, f"{_STORE_PREFIX}{os.getpid()}")
+        shutil.rmtree(root, ignore_errors=True)
         os.makedirs(os.path.join(root, "msgs"))
+        atexit.register(shutil.rmtree, root, True)
         _STORE_DIR.append(root)
     return _STORE_DIR[0]
 
