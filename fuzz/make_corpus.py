@@ -97,8 +97,8 @@ include "other.conf"
 def api_seeds() -> None:
     """A request: the index of its subject's start in the target's table, the rest of the
     subject, NUL, a header block, NUL, the body."""
-    import targets
-    table = targets._API_SUBJECTS
+    import targets_live
+    table = targets_live._API_SUBJECTS
 
     def request(name: str, start: str, rest: bytes, body: bytes, hdr: bytes = b"") -> None:
         save("api_request", name, bytes([table.index(start)]) + rest + b"\0" + hdr + b"\0" + body)

@@ -21,6 +21,11 @@ import atheris  # noqa: E402
 
 with atheris.instrument_imports():
     import targets  # noqa: E402
+    from targets_live import SESSION_OPS  # noqa: E402
+
+
+# targets that read no more than a few bytes: libFuzzer makes no longer inputs for them
+MAX_LEN = {"consumer_session": 2 + SESSION_OPS}
 
 
 def main() -> None:
@@ -31,6 +36,8 @@ def main() -> None:
     args = sys.argv[2:]
     flags = [a for a in args if a.startswith("-")]
     dirs = [a for a in args if not a.startswith("-")]
+    if name in MAX_LEN and not any(a.startswith("-max_len=") for a in flags):
+        flags.append(f"-max_len={MAX_LEN[name]}")
     if not dirs:        # the default: a scratch corpus first (written), the seeds second
         scratch = os.path.join(HERE, "..", "build", "fuzz", "corpus", name)
         crashes = os.path.join(HERE, "..", "build", "fuzz", "crashes")

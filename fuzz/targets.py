@@ -1,6 +1,7 @@
 """Fuzz targets: each takes arbitrary bytes and must either succeed or raise a jsstore
 error (or ValueError for malformed arguments) -- never crash, hang or raise anything else.
-Everything they reach is imported here, at the top, so that atheris instruments it.
+Everything they reach is imported here, at the top, so that atheris instruments it; the
+targets over a live store or JetStream are in targets_live.py, imported here too.
 
 The atheris harness (fuzz/run.py) drives them with coverage feedback; the test suite
 replays the seed corpora in fuzz/corpus/<target>/ through the same functions.
@@ -9,30 +10,29 @@ replays the seed corpora in fuzz/corpus/<target>/ through the same functions.
 from __future__ import annotations
 
 import io
-import json
 import os
-import tempfile
 
-import jsstore
-from jsstore import StreamConfig
+from targets_live import (
+    EXPECTED,
+    api_request,
+    consumer_create,
+    consumer_session,
+    filestore_open,
+)
+
 from jsstore._core import protocol, seqcodec
 from jsstore._core.ackstate import AckState, decode
+from jsstore._core.block import MsgBlock
+from jsstore._core.compress import decompress_block, s2_decode_stream
+from jsstore._core.hashing import block_hash_key
+from jsstore._core.subjects import SubjectIndex
 from jsstore.consumer import pullrequests
 from jsstore.consumer.config import ConsumerConfig
-from jsstore.jetstream import account as jetstream
 from jsstore.server import config
 from jsstore.server.options import server_options
 from jsstore.store.indexdb import decode_index
 from jsstore.wire import ackreply as acks
 from jsstore.wire import headers
-from jsstore.wire.apierrors import ApiError
-from jsstore._core.block import MsgBlock
-from jsstore._core.compress import decompress_block, s2_decode_stream
-from jsstore._core.hashing import block_hash_key
-from jsstore._core.subjects import SubjectIndex
-from jsstore.errors import StoreError
-
-EXPECTED = (StoreError, ValueError)
 
 
 def block_records(data: bytes) -> None:
@@ -69,25 +69,6 @@ def block_file(data: bytes) -> None:
         s2_decode_stream(data)
     except EXPECTED:
         pass
-
-
-def filestore_open(data: bytes) -> None:
-    """A whole FileStore recovery over a block file with these bytes."""
-    with tempfile.TemporaryDirectory() as d:
-        os.makedirs(os.path.join(d, "msgs"))
-        with open(os.path.join(d, "msgs", "1.blk"), "wb") as f:
-            f.write(data)
-        try:
-            fs = jsstore.FileStore(d, StreamConfig(name="FUZZ", subjects=[">"]))
-        except EXPECTED:
-            return
-        st = fs.state()
-        for seq in range(st.first_seq, min(st.last_seq, st.first_seq + 64) + 1):
-            try:
-                fs.load_msg(seq)
-            except EXPECTED:
-                pass
-        fs.stop()
 
 
 def odat_decode(data: bytes) -> None:
@@ -131,62 +112,6 @@ def pull_request(data: bytes) -> None:
         return
     status = pullrequests.check_request(ConsumerConfig(max_batch=50, max_bytes=1 << 20), request)
     assert status is None or status.startswith(b"NATS/1.0 ")
-
-
-def consumer_create(data: bytes) -> None:
-    """A CONSUMER.CREATE body through the whole create path of a live JetStream: an answer
-    is JSON with a type and either an error or the consumer's info."""
-    js = jetstream.open()
-    js.add_stream(name="S", subjects=["s.>"])
-    js.publish("s.1", b"x")
-    for subject in ("$JS.API.CONSUMER.CREATE.S", "$JS.API.CONSUMER.CREATE.S.C",
-                    "$JS.API.CONSUMER.DURABLE.CREATE.S.C"):
-        answer = json.loads(js.request(subject, data))
-        assert answer["type"] == "io.nats.jetstream.api.v1.consumer_create_response"
-        assert ("error" in answer) != ("config" in answer)
-    js.close()
-
-
-def consumer_session(data: bytes) -> None:
-    """A consumer driven by the bytes: the first two pick the ack policy and max_deliver,
-    then each byte one operation (publish, pull request, an ack of some kind on a delivered
-    message, clock advance and tick, message deletion); the numbers consumer info reports
-    must stay consistent after each."""
-    now = [1_800_000_000 * 1_000_000_000]
-    js = jetstream.open(clock=lambda: now[0])
-    js.add_stream(name="S", subjects=["s.*"])
-    js.add_consumer("S", durable_name="C", ack_policy="explicit" if data[:1] != b"a" else "all",
-                    ack_wait=1_000_000_000, max_deliver=3 if data[1:2] == b"m" else -1)
-    inbox = js.bus.subscribe("_fz", lambda msg: delivered.append(msg))
-    delivered: list = []
-    payloads = (b"+ACK", b"-NAK", b'-NAK {"delay": 500000000}', b"+WPI", b"+TERM why",
-                b"+NXT 2", b"", b"-NAK 2s")
-    for byte in data[2:200]:
-        op = byte & 7
-        if op == 0:
-            js.publish(f"s.{byte >> 3 & 3}", b"m")
-        elif op == 1:
-            js.router().dispatch("$JS.API.CONSUMER.MSG.NEXT.S.C", b"%d" % (1 + (byte >> 3 & 3)),
-                                  None, lambda hdr, body: None, "_fz")
-        elif op in (2, 3, 4) and delivered:
-            msg = delivered[(byte >> 3) % len(delivered)]
-            if msg.reply:
-                js.request(msg.reply, payloads[(byte >> 3) & 7])
-        elif op == 5:
-            now[0] += (byte >> 3) * 100_000_000
-            js.tick()
-        elif op == 6:
-            try:
-                js.delete_msg("S", 1 + (byte >> 3) % 8)
-            except ApiError:
-                pass            # not there (any more)
-        info = js.consumer_info("S", "C")
-        assert info.ack_floor.stream_seq <= info.delivered.stream_seq
-        assert info.ack_floor.consumer_seq <= info.delivered.consumer_seq
-        assert 0 <= info.num_ack_pending <= info.delivered.consumer_seq - info.ack_floor.consumer_seq
-        assert info.num_pending >= 0
-    inbox.unsubscribe()
-    js.close()
 
 
 def _parse_pieces(pieces) -> tuple[list, object]:
@@ -273,66 +198,6 @@ def server_config(data: bytes) -> None:
         raise AssertionError(f"{type(exc).__name__}: {exc}") from exc
     finally:
         del config.open
-
-
-# the wire API: the first byte picks the subject's start, the rest up to a NUL is appended
-# to it (the tokens), then the header block up to the next NUL, then the body
-_API_SUBJECTS = (
-    "", "$JS.API.INFO", "$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.",
-    "$JS.API.STREAM.INFO.", "$JS.API.STREAM.DELETE.", "$JS.API.STREAM.PURGE.",
-    "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.MSG.GET.",
-    "$JS.API.STREAM.MSG.DELETE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE.",
-    "$JS.API.CONSUMER.INFO.", "$JS.API.CONSUMER.DELETE.", "$JS.API.CONSUMER.NAMES.",
-    "$JS.API.CONSUMER.LIST.", "$JS.API.CONSUMER.MSG.NEXT.", "$JS.API.CONSUMER.PAUSE.",
-    "$JS.API.CONSUMER.RESET.", "$JS.API.CONSUMER.UNPIN.", "$JS.API.DIRECT.GET.",
-    "$JS.API.DIRECT.GET", "$JS.API.STREAM.SNAPSHOT.", "$JS.API.STREAM.RESTORE.",
-    "$JS.API.ACCOUNT.PURGE.", "$JS.API.STREAM.PEER.REMOVE.", "$JS.API.STREAM.LEADER.STEPDOWN.",
-    "$JS.API.META.LEADER.STEPDOWN", "$JS.ACK.S.C.", "$JS.FC.", "$JS.SNAPSHOT.", "s.",
-    "$JS.API.", "$JS.API.STREAM.", "$JS.API.CONSUMER.",
-)
-_NO_JSON = ("$JS.API.DIRECT.GET", "$JS.API.CONSUMER.MSG.NEXT.", "$JS.SNAPSHOT.", "$JS.ACK.",
-            "$JS.FC.")
-
-
-def _api_js():
-    js = jetstream.open(clock=lambda: 1_800_000_000_000_000_000, timers=False)
-    js.add_stream(name="S", subjects=["s.>"], allow_direct=True)
-    js.publish("s.1", b"one")
-    js.publish("s.2", b"two", headers={"H": "v"})
-    js.add_consumer("S", durable_name="C", ack_policy="explicit")
-    return js
-
-
-def api_request(data: bytes) -> None:
-    """A request into a live JetStream (a stream S on s.> with two messages and a durable
-    consumer C): an arbitrary subject, header block and body. Every $JS.API answer is a
-    JSON object with a type (direct gets and pull requests answer with messages or a
-    status header instead), a publish answers a PubAck or its error; nothing else is
-    raised. A second request shows the JetStream still answers."""
-    head = _API_SUBJECTS[data[0] % len(_API_SUBJECTS)] if data else ""
-    subject, _, rest = data[1:].partition(b"\0")
-    hdr, _, body = rest.partition(b"\0")
-    subject = head + subject.decode("utf-8", "surrogateescape")
-    js = _api_js()
-    try:
-        try:
-            answers = js.request_msgs(subject, body, hdr or None)
-        except ApiError:
-            return      # the documented refusal of an unusable subject
-        for msg in answers:
-            if subject.startswith(_NO_JSON):
-                assert msg.hdr is None or headers.parse(msg.hdr) is not None
-                continue
-            answer = json.loads(msg.data)
-            assert isinstance(answer, dict), answer
-            if subject.startswith("$JS.API."):
-                assert isinstance(answer.get("type"), str), answer
-            else:
-                assert "error" in answer or "seq" in answer, answer
-        info = json.loads(js.request("$JS.API.STREAM.INFO.S"))
-        assert info["type"] == "io.nats.jetstream.api.v1.stream_info_response"
-    finally:
-        js.close()
 
 
 # The Cython core is not instrumented for coverage (atheris sees Python only), so raw
