@@ -1,0 +1,61 @@
+"""The in-process back end (``--store DIR``): the store directory's JetStream answers the
+same ``$JS.API`` requests nats-server answers, through ``JetStream.request_msgs``."""
+
+from __future__ import annotations
+
+import os
+
+from jsstore.cli.answer import Answer
+from jsstore.cli.errors import CliError, UsageError
+from jsstore.jetstream import account as jetstream
+
+PULL_PREFIX = "$JS.API.CONSUMER.MSG.NEXT."
+
+
+class LocalBackend:
+    """A store directory opened in this process (created when missing)."""
+
+    where = "store"
+
+    def __init__(self, directory: str):
+        parent = os.path.dirname(os.path.abspath(directory))
+        if not os.path.isdir(parent):
+            raise CliError(f"store directory {directory!r}: {parent!r} does not exist")
+        try:
+            self.js = jetstream.open(directory, timers=False)
+        except OSError as exc:
+            raise CliError(f"store directory {directory!r}: {exc}") from None
+
+    def request_all(self, subject: str, payload: bytes = b"",
+                    headers: dict | None = None) -> list[Answer]:
+        """Every answer to a request, in order (empty when nothing serves the subject)."""
+        return [Answer.from_block(m.subject, m.data, m.hdr, m.reply)
+                for m in self.js.request_msgs(subject, payload, headers or None)]
+
+    def request(self, subject: str, payload: bytes = b"", headers: dict | None = None,
+                timeout: float = 5.0) -> Answer:
+        """The first answer; CliError "no responders" when nothing answers."""
+        answers = self.request_all(subject, payload, headers)
+        if not answers:
+            raise CliError(f"no responders available for request on {subject}")
+        return answers[0]
+
+    def publish(self, subject: str, payload: bytes, headers: dict | None = None) -> None:
+        """A message sent without waiting for an answer (a stream still stores it)."""
+        self.request_all(subject, payload, headers)
+
+    def fetch(self, stream: str, consumer: str, batch: int, timeout: float) -> list[Answer]:
+        """Up to `batch` messages of a pull consumer: what it has now (a store directory
+        has no publisher to wait for)."""
+        answers = self.request_all(f"{PULL_PREFIX}{stream}.{consumer}",
+                                   b'{"batch":%d,"no_wait":true}' % batch)
+        if not answers:
+            raise CliError(f"no responders: consumer {consumer!r} of stream {stream!r} "
+                           "does not exist")
+        return [a for a in answers if not a.status]
+
+    def subscribe(self, subject: str, count: int, timeout: float, each):
+        raise UsageError("sub listens to live traffic: it needs --server")
+
+    def close(self) -> None:
+        self.js.close()
