@@ -53,7 +53,8 @@ class RemoteBackend:
             self.errors.append(str(exc) or type(exc).__name__)
 
         options = dict(servers=[url], error_cb=on_error, allow_reconnect=False,
-                       max_reconnect_attempts=0, connect_timeout=timeout, name="jsstore")
+                       max_reconnect_attempts=1, reconnect_time_wait=0.1,
+                       connect_timeout=timeout, name="jsstore")
         if user is not None:
             options.update(user=user, password=password)
         if token is not None:
@@ -63,7 +64,7 @@ class RemoteBackend:
         if tls is not None:
             options["tls"] = tls
         try:
-            self.nc = self.run(nats.connect(**options))
+            self.nc = self.run(asyncio.wait_for(nats.connect(**options), timeout * 2))
         except Exception as exc:  # noqa: BLE001 - nats-py raises many kinds; one line each
             self.loop.close()
             reason = self.errors[-1] if self.errors else (str(exc) or type(exc).__name__)
