@@ -3,13 +3,17 @@ same ``$JS.API`` requests nats-server answers, through ``JetStream.request_msgs`
 
 from __future__ import annotations
 
+import itertools
 import os
+import threading
 
 from jsstore.cli.answer import Answer
 from jsstore.cli.errors import CliError, UsageError
 from jsstore.jetstream import account as jetstream
+from jsstore.wire.bus import Msg
 
 PULL_PREFIX = "$JS.API.CONSUMER.MSG.NEXT."
+_inboxes = itertools.count(1)
 
 
 class LocalBackend:
@@ -56,6 +60,36 @@ class LocalBackend:
 
     def subscribe(self, subject: str, count: int, timeout: float, each):
         raise UsageError("sub listens to live traffic: it needs --server")
+
+    def receive_chunks(self, subject: str, body: bytes, timeout: float, each) -> Answer:
+        """A request whose answer is followed by chunks on its deliver subject (a stream
+        snapshot): each chunk handed to `each` and acked, until the empty one that ends it.
+        The request's answer is returned once the transfer ended."""
+        inbox = f"_INBOX.snapshot.{next(_inboxes)}"
+        ended = threading.Event()
+        failed: list[str] = []
+
+        def on_chunk(msg: Msg) -> None:
+            if not msg.data:
+                status = Answer.from_block(msg.subject, b"", msg.hdr)
+                if status.status not in ("", "204"):
+                    failed.append(f"{status.status} {status.description}".strip())
+                ended.set()
+                return
+            each(bytes(msg.data))
+            if msg.reply:
+                self.js.request_msgs(msg.reply, b"")
+        sub = self.js.bus.subscribe(inbox, on_chunk)
+        try:
+            answer = self.request(subject, body.replace(b"{INBOX}", inbox.encode()))
+            answer.json()               # an error answer: no transfer follows
+            if not ended.wait(timeout):
+                raise CliError(f"snapshot transfer stalled ({timeout:g}s without a chunk)")
+        finally:
+            sub.unsubscribe()
+        if failed:
+            raise CliError(f"snapshot failed: {failed[0]}")
+        return answer
 
     def close(self) -> None:
         self.js.close()

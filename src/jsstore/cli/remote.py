@@ -134,6 +134,47 @@ class RemoteBackend:
         came (0: no limit) or `timeout` seconds passed (0: no limit)."""
         return self.run(self._collect(subject, count, timeout, each=each))
 
+    def receive_chunks(self, subject: str, body: bytes, timeout: float, each) -> Answer:
+        """A request whose answer is followed by chunks on its deliver subject (a stream
+        snapshot): each chunk handed to `each` and acked, until the empty one that ends it;
+        CliError when no chunk comes for `timeout` seconds."""
+        async def go() -> Answer:
+            inbox = self.nc.new_inbox()
+            ended = asyncio.Event()
+            failed: list[str] = []
+            moved = asyncio.Event()
+
+            async def on_chunk(msg) -> None:
+                moved.set()
+                if not msg.data:
+                    status = _answer(msg)
+                    if status.status not in ("", "204"):
+                        failed.append(f"{status.status} {status.description}".strip())
+                    ended.set()
+                    return
+                each(bytes(msg.data))
+                if msg.reply:
+                    await self.nc.publish(msg.reply, b"")
+            sub = await self.nc.subscribe(inbox, cb=on_chunk)
+            try:
+                msg = await self.nc.request(subject, body.replace(b"{INBOX}", inbox.encode()),
+                                            timeout=self.timeout)
+                answer = _answer(msg)
+                answer.json()
+                while not ended.is_set():
+                    moved.clear()
+                    try:
+                        await asyncio.wait_for(moved.wait(), timeout)
+                    except asyncio.TimeoutError:
+                        raise CliError(f"snapshot transfer stalled ({timeout:g}s without a "
+                                       "chunk)") from None
+            finally:
+                await sub.unsubscribe()
+            if failed:
+                raise CliError(f"snapshot failed: {failed[0]}")
+            return answer
+        return self.run(go())
+
     def close(self) -> None:
         try:
             self.run(self.nc.close())
