@@ -197,3 +197,23 @@ def test_the_console_entry_in_a_subprocess(store):
                              "--store", store, "--trace"], env=env, capture_output=True,
                             text=True, timeout=60)
     assert traced.returncode == 1 and "Traceback" in traced.stderr
+
+
+def test_object_store(tmp_path, capsys):
+    store = str(tmp_path / "obj")
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(os.urandom(300_000))
+    config = json.loads(ok(capsys, "obj", "add", "FILES", "--json", "--store", store))["config"]
+    assert config["name"] == "OBJ_FILES" and "$O.FILES.C.>" in config["subjects"]
+    out = ok(capsys, "obj", "put", "FILES", str(blob), "--store", store)
+    assert out.startswith("Stored blob.bin in FILES") and "SHA-256=" in out
+    listed = json.loads(ok(capsys, "obj", "ls", "FILES", "--json", "--store", store))
+    assert [(o["name"], o["size"]) for o in listed] == [("blob.bin", 300_000)]
+    assert "FILES" in ok(capsys, "obj", "ls", "--store", store)
+    ok(capsys, "obj", "get", "FILES", "blob.bin", "-O", str(tmp_path / "copy"), "--store", store)
+    assert (tmp_path / "copy").read_bytes() == blob.read_bytes()
+    ok(capsys, "obj", "rm", "FILES", "blob.bin", "-f", "--store", store)
+    code, _, err = run(capsys, "obj", "get", "FILES", "blob.bin", "--store", store)
+    assert code == 1 and err == "jsstore: object not found\n"
+    code, _, err = run(capsys, "obj", "ls", "NOPE", "--store", store)
+    assert code == 1 and err == "jsstore: bucket not found\n"

@@ -125,3 +125,25 @@ def test_connection_failures_are_one_line(capsys):
     err = capsys.readouterr().err
     assert code == 1 and err.startswith("jsstore: could not connect to nats://127.0.0.1:1")
     assert len(err.splitlines()) == 1
+
+
+def test_object_store(server, tmp_path, capsys):
+    s = ("--server", server.url)
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(os.urandom(300_000))
+    ok(capsys, "obj", "add", "FILES", *s)
+    ok(capsys, "obj", "put", "FILES", str(blob), "--name", "b", *s)
+    listed = json.loads(ok(capsys, "obj", "ls", "FILES", "--json", *s))
+    assert [(o["name"], o["size"]) for o in listed] == [("b", 300_000)]
+    ok(capsys, "obj", "get", "FILES", "b", "-O", str(tmp_path / "copy"), *s)
+    assert (tmp_path / "copy").read_bytes() == blob.read_bytes()
+
+    async def read_back():         # nats-py's ObjectStore reads what the command stored
+        nc = await nats.connect(server.url)
+        result = await (await nc.jetstream().object_store("FILES")).get("b")
+        await nc.close()
+        return result.data
+    assert run(read_back()) == blob.read_bytes()
+    ok(capsys, "obj", "rm", "FILES", "b", "-f", *s)
+    assert main(["obj", "get", "FILES", "b", *s]) == 1
+    assert capsys.readouterr().err == "jsstore: object not found\n"

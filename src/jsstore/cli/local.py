@@ -3,10 +3,12 @@ same ``$JS.API`` requests nats-server answers, through ``JetStream.request_msgs`
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import threading
 
+from jsstore.aio.context import JetStreamContext
 from jsstore.cli.answer import Answer
 from jsstore.cli.errors import CliError, UsageError
 from jsstore.jetstream import account as jetstream
@@ -29,6 +31,20 @@ class LocalBackend:
             self.js = jetstream.open(directory, timers=False)
         except OSError as exc:
             raise CliError(f"store directory {directory!r}: {exc}") from None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.context: JetStreamContext | None = None
+
+    def run(self, coro):
+        """Run a coroutine of the asyncio API (``jetstream()``'s) to its end."""
+        if self.loop is None:
+            self.loop = asyncio.new_event_loop()
+        return self.loop.run_until_complete(coro)
+
+    def jetstream(self) -> JetStreamContext:
+        """The store as jsstore.aio's JetStreamContext (nats-py's names), for ``run``."""
+        if self.context is None:
+            self.context = JetStreamContext(self.js, owns=False)
+        return self.context
 
     def request_all(self, subject: str, payload: bytes = b"",
                     headers: dict | None = None) -> list[Answer]:
@@ -92,4 +108,10 @@ class LocalBackend:
         return answer
 
     def close(self) -> None:
-        self.js.close()
+        try:
+            if self.context is not None:
+                self.run(self.context.close())
+            if self.loop is not None:
+                self.loop.close()
+        finally:
+            self.js.close()

@@ -7,6 +7,7 @@ verbs on a store directory (``--store DIR``, in process) or a server (``--server
     jsstore consumer ls|info|add|rm|next ...
     jsstore pub|sub|req SUBJECT [BODY]
     jsstore kv ls|add|get|put|del|purge|history|watch ...
+    jsstore obj add|ls|put|get|rm ...
     jsstore backup --stream S --to FILE;  jsstore restore FILE [--stream NAME]
     jsstore export --store DIR --stream S --to out.parquet [--subject F] [--since T] [--master URL]
 
@@ -20,7 +21,7 @@ import sys
 import traceback
 
 from jsstore.api.schemas import SERVER_VERSION
-from jsstore.cli import backup, consumers, kv, messaging, streams
+from jsstore.cli import backup, consumers, kv, messaging, objects, streams
 from jsstore.cli.connection import Parser, connection_options, open_backend
 from jsstore.cli.errors import CliError
 from jsstore.cli.serve import UsageError, parse_flags, serve_main, store_options, sync_setting  # noqa: F401
@@ -28,7 +29,7 @@ from jsstore.version import __version__
 
 __all__ = ["main", "parse_flags", "store_options", "sync_setting", "UsageError"]
 
-FAMILIES = (streams, consumers, messaging, kv, backup)
+FAMILIES = (streams, consumers, messaging, kv, objects, backup)
 
 
 def version_line() -> str:

@@ -71,7 +71,12 @@ class RemoteBackend:
             raise CliError(f"could not connect to {url}: {reason}") from None
 
     def run(self, coro):
+        """Run a coroutine on the connection's loop to its end."""
         return self.loop.run_until_complete(coro)
+
+    def jetstream(self):
+        """nats-py's JetStreamContext of the connection, for ``run``."""
+        return self.nc.jetstream(timeout=self.timeout)
 
     def request(self, subject: str, payload: bytes = b"", headers: dict | None = None,
                 timeout: float | None = None) -> Answer:
