@@ -48,7 +48,8 @@ def test_streams_consumers_and_messages(server, capsys):
     ok(capsys, "stream", "add", "ORDERS", "--subjects", "orders.>", "--max-msgs-per-subject",
        "10", "--defaults", *s)
     assert ok(capsys, "pub", "orders.a", "one", *s) == 'Published 3 bytes to "orders.a"\n'
-    assert ok(capsys, "pub", "orders.b", "two", "-J", *s) == "Stored in Stream: ORDERS Sequence: 2\n"
+    out = ok(capsys, "pub", "orders.b", "two", "-J", *s)
+    assert out == "Stored in Stream: ORDERS Sequence: 2\n"
     info = json.loads(ok(capsys, "stream", "info", "ORDERS", "--json", *s))
     assert without_times(info) == without_times(request(server.url, "$JS.API.STREAM.INFO.ORDERS"))
     assert info["state"]["messages"] == 2 and info["config"]["max_msgs_per_subject"] == 10

@@ -85,6 +85,11 @@ def consumer_ls(backend, args) -> int:
     return 0
 
 
+def sequences(pair: dict) -> str:
+    return (f"Consumer sequence: {output.count(pair.get('consumer_seq'))} "
+            f"Stream sequence: {output.count(pair.get('stream_seq'))}")
+
+
 def show_info(info: dict) -> None:
     config = info["config"]
     print(output.bold(f"Information for Consumer {info['stream_name']} > {info['name']} "
@@ -110,10 +115,8 @@ def show_info(info: dict) -> None:
     delivered, floor = info.get("delivered") or {}, info.get("ack_floor") or {}
     print("\n" + output.bold("State:") + "\n")
     print(output.fields([
-        ("Last Delivered Message", f"Consumer sequence: {output.count(delivered.get('consumer_seq'))}"
-                                   f" Stream sequence: {output.count(delivered.get('stream_seq'))}"),
-        ("Acknowledgment Floor", f"Consumer sequence: {output.count(floor.get('consumer_seq'))}"
-                                 f" Stream sequence: {output.count(floor.get('stream_seq'))}"),
+        ("Last Delivered Message", sequences(delivered)),
+        ("Acknowledgment Floor", sequences(floor)),
         ("Outstanding Acks", output.count(info.get("num_ack_pending"))),
         ("Redelivered Messages", output.count(info.get("num_redelivered"))),
         ("Unprocessed Messages", output.count(info.get("num_pending"))),

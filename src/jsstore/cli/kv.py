@@ -211,8 +211,8 @@ def kv_history(backend, args) -> int:
         raise CliError("key not found")
     if args.json:
         output.print_json([{"revision": m["seq"], "operation": operation(m),
-                            "created": m.get("time"), "value": m["data"].decode("utf-8", "replace")}
-                           for _, m in entries])
+                            "created": m.get("time"),
+                            "value": m["data"].decode("utf-8", "replace")} for _, m in entries])
         return 0
     rows = [[args.key, m["seq"], operation(m), output.when(m.get("time")), len(m["data"]),
              m["data"].decode("utf-8", "replace")[:40]] for _, m in entries]

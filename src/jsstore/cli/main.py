@@ -9,6 +9,7 @@ verbs on a store directory (``--store DIR``, in process) or a server (``--server
     jsstore kv ls|add|get|put|del|purge|history|watch ...
     jsstore obj add|ls|put|get|rm ...
     jsstore backup --stream S --to FILE;  jsstore restore FILE [--stream NAME]
+    jsstore verify --store DIR
     jsstore export --store DIR --stream S --to out.parquet [--subject F] [--since T] [--master URL]
 
 Every failure is one line on stderr and a non-zero exit status (``--trace`` adds the
@@ -21,15 +22,15 @@ import sys
 import traceback
 
 from jsstore.api.schemas import SERVER_VERSION
-from jsstore.cli import backup, consumers, kv, messaging, objects, streams
+from jsstore.cli import backup, consumers, kv, messaging, objects, streams, verify
 from jsstore.cli.connection import Parser, connection_options, open_backend
 from jsstore.cli.errors import CliError
-from jsstore.cli.serve import UsageError, parse_flags, serve_main, store_options, sync_setting  # noqa: F401
+from jsstore.cli.serve import UsageError, parse_flags, serve_main, store_options, sync_setting
 from jsstore.version import __version__
 
 __all__ = ["main", "parse_flags", "store_options", "sync_setting", "UsageError"]
 
-FAMILIES = (streams, consumers, messaging, kv, objects, backup)
+FAMILIES = (streams, consumers, messaging, kv, objects, backup, verify)
 
 
 def version_line() -> str:
@@ -57,6 +58,8 @@ def run_verb(argv: list[str]) -> int:
     if getattr(args, "run", None) is None:
         parser().print_help()
         return 0 if not args.command else 2
+    if getattr(args, "local_only", False):
+        return args.run(args)
     backend = open_backend(args)
     try:
         return args.run(backend, args)

@@ -266,7 +266,8 @@ def stored_messages(backend, stream: str, first: int = 1, subject: str = ">", li
     last = int(call(backend, f"STREAM.INFO.{stream}")["state"]["last_seq"])
     while seq <= last and (not limit or seen < limit):
         try:
-            reply = call(backend, f"STREAM.MSG.GET.{stream}", {"seq": seq, "next_by_subj": subject})
+            reply = call(backend, f"STREAM.MSG.GET.{stream}",
+                         {"seq": seq, "next_by_subj": subject})
         except ApiError as exc:     # 10037 no message found: past the last match
             if exc.err_code == 10037:
                 return
