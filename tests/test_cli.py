@@ -217,3 +217,15 @@ def test_object_store(tmp_path, capsys):
     assert code == 1 and err == "jsstore: object not found\n"
     code, _, err = run(capsys, "obj", "ls", "NOPE", "--store", store)
     assert code == 1 and err == "jsstore: bucket not found\n"
+
+
+def test_bench(tmp_path, capsys):
+    store = str(tmp_path / "bench")
+    out = ok(capsys, "bench", "bench.x", "--msgs", "300", "--size", "64", "--batch", "100",
+             "--store", store)
+    lines = out.splitlines()
+    assert lines[0].startswith("Starting JetStream benchmark [subject=bench.x")
+    assert lines[1].startswith("Pub stats: ") and lines[1].endswith(" MB/sec")
+    assert lines[2].startswith("Sub stats: ") and lines[2].endswith(" MB/sec")
+    info = wire(store, "$JS.API.STREAM.INFO.benchstream")
+    assert info["state"]["messages"] == 300 and info["state"]["consumer_count"] == 0

@@ -148,3 +148,11 @@ def test_object_store(server, tmp_path, capsys):
     ok(capsys, "obj", "rm", "FILES", "b", "-f", *s)
     assert main(["obj", "get", "FILES", "b", *s]) == 1
     assert capsys.readouterr().err == "jsstore: object not found\n"
+
+
+def test_bench(server, capsys):
+    out = ok(capsys, "bench", "bench.x", "--msgs", "200", "--size", "32", "--batch", "64",
+             "--server", server.url)
+    assert [line.split(":")[0] for line in out.splitlines()[1:]] == ["Pub stats", "Sub stats"]
+    info = request(server.url, "$JS.API.STREAM.INFO.benchstream")
+    assert info["state"]["messages"] == 200 and info["state"]["consumer_count"] == 0

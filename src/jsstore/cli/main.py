@@ -10,6 +10,7 @@ verbs on a store directory (``--store DIR``, in process) or a server (``--server
     jsstore obj add|ls|put|get|rm ...
     jsstore backup --stream S --to FILE;  jsstore restore FILE [--stream NAME]
     jsstore verify --store DIR
+    jsstore bench SUBJECT [--msgs N] [--size BYTES] ...
     jsstore export --store DIR --stream S --to out.parquet [--subject F] [--since T] [--master URL]
 
 Every failure is one line on stderr and a non-zero exit status (``--trace`` adds the
@@ -22,7 +23,7 @@ import sys
 import traceback
 
 from jsstore.api.schemas import SERVER_VERSION
-from jsstore.cli import backup, consumers, kv, messaging, objects, streams, verify
+from jsstore.cli import backup, bench, consumers, kv, messaging, objects, streams, verify
 from jsstore.cli.connection import Parser, connection_options, open_backend
 from jsstore.cli.errors import CliError
 from jsstore.cli.serve import UsageError, parse_flags, serve_main, store_options, sync_setting
@@ -30,7 +31,7 @@ from jsstore.version import __version__
 
 __all__ = ["main", "parse_flags", "store_options", "sync_setting", "UsageError"]
 
-FAMILIES = (streams, consumers, messaging, kv, objects, backup, verify)
+FAMILIES = (streams, consumers, messaging, kv, objects, backup, verify, bench)
 
 
 def version_line() -> str:
