@@ -86,6 +86,7 @@ def test_stream_tables(store, capsys):
     assert "Subjects: orders.>" in out and "Maximum Messages: 100" in out
     assert "Messages: 3" in out
     assert ok(capsys, "stream", "ls", "--names", "--store", store) == "ORDERS\n"
+    assert "\x1b" not in out                     # no colour off a terminal
 
 
 def test_stream_get_view_rmm_purge_edit_rm(store, capsys):

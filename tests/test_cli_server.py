@@ -66,7 +66,7 @@ def test_streams_consumers_and_messages(server, capsys):
     assert out.count("Acknowledged message") == 2 and "two" in out
     info = request(server.url, "$JS.API.CONSUMER.INFO.ORDERS.C")
     assert info["ack_floor"]["stream_seq"] == 2 and info["num_ack_pending"] == 0
-    code = main(["consumer", "next", "ORDERS", "C", "--wait", "0.2", *s])
+    code = main(["consumer", "next", "ORDERS", "C", "--wait", "200ms", *s])
     assert code != 0 and capsys.readouterr().err.startswith("jsstore: no message")
     out = ok(capsys, "req", "$JS.API.STREAM.NAMES", "", "--raw", *s)
     assert json.loads(out)["streams"] == ["ORDERS"]
@@ -156,3 +156,31 @@ def test_bench(server, capsys):
     assert [line.split(":")[0] for line in out.splitlines()[1:]] == ["Pub stats", "Sub stats"]
     info = request(server.url, "$JS.API.STREAM.INFO.benchstream")
     assert info["state"]["messages"] == 200 and info["state"]["consumer_count"] == 0
+
+
+def test_kv_watch_follows_changes(server, capsys):
+    s = ("--server", server.url)
+    ok(capsys, "kv", "add", "CFG", *s)
+    ok(capsys, "kv", "put", "CFG", "color", "red", *s)
+    env = {**os.environ, "PYTHONPATH": SRC}
+    watch = subprocess.Popen([sys.executable, "-m", "jsstore", "kv", "watch", "CFG", "--count",
+                              "1", "--server", server.url], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        for n in range(600):     # put until the watcher (its own process) has seen a change
+            ok(capsys, "kv", "put", "CFG", "size", f"v{n}", *s)
+            try:
+                out, err = watch.communicate(timeout=0.1)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
+            raise AssertionError("kv watch never saw a change")
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+            watch.wait()
+    lines = out.splitlines()
+    assert watch.returncode == 0, err
+    assert lines[0] == "[PUT] CFG > color revision 1: red"
+    assert lines[-1].startswith("[PUT] CFG > size: v")

@@ -26,8 +26,9 @@ def connection_options() -> argparse.ArgumentParser:
     group.add_argument("--store", metavar="DIR", help="a store directory, opened in process")
     group.add_argument("-s", "--server", metavar="URL",
                        help="a NATS server (nats://host:port), default $NATS_URL")
-    group.add_argument("--user", help="username or token")
+    group.add_argument("--user", help="username")
     group.add_argument("--password", help="password")
+    group.add_argument("--token", help="authentication token")
     group.add_argument("--creds", metavar="FILE", help="user credentials file")
     group.add_argument("--tlscert", metavar="FILE", help="TLS client certificate")
     group.add_argument("--tlskey", metavar="FILE", help="TLS client key")
@@ -49,9 +50,7 @@ def open_backend(args: argparse.Namespace):
         return LocalBackend(args.store)
     if not server:
         raise UsageError("where are the streams? give --store DIR or --server URL")
-    user, password, token = args.user, args.password, None
-    if user is not None and password is None:
-        user, token = None, user            # the nats CLI's --user alone is a token
-    return RemoteBackend(server, user=user, password=password, token=token, creds=args.creds,
+    return RemoteBackend(server, user=args.user, password=args.password, token=args.token,
+                         creds=args.creds,
                          tls=tls_context(args.tlscert, args.tlskey, args.tlsca),
                          timeout=args.timeout)

@@ -56,8 +56,8 @@ def register(commands, parent) -> None:
                      help="leave the messages unacknowledged")
     nxt.add_argument("--ack", dest="ack", action="store_true", default=True)
     nxt.add_argument("--raw", action="store_true", help="only the messages' data")
-    nxt.add_argument("--wait", type=float, default=None, metavar="SECONDS",
-                     help="how long a server is waited on (default: --timeout)")
+    nxt.add_argument("--wait", default=None, metavar="DURATION",
+                     help="how long a server is waited on (1s, 500ms; default: --timeout)")
     nxt.set_defaults(run=consumer_next)
 
 
@@ -188,7 +188,7 @@ def ack_fields(reply: str | None) -> dict:
 def consumer_next(backend, args) -> int:
     if args.count < 1:
         raise UsageError("--count must be at least 1")
-    wait = args.timeout if args.wait is None else args.wait
+    wait = args.timeout if args.wait is None else duration_ns(args.wait, "--wait") / 1e9
     got = backend.fetch(args.stream, args.consumer, args.count, wait)
     if not got:
         raise UsageError(f"no message received from {args.stream} > {args.consumer}")

@@ -53,8 +53,8 @@ def register(commands, parent) -> None:
     watch.add_argument("bucket")
     watch.add_argument("key", nargs="?", default=">")
     watch.add_argument("--count", type=int, default=0, help="stop after this many changes")
-    watch.add_argument("--wait", type=float, default=0, metavar="SECONDS",
-                       help="stop after this long (0: never)")
+    watch.add_argument("--wait", default="0", metavar="DURATION",
+                       help="stop after this long (10s, 1m; 0: never)")
     watch.set_defaults(run=kv_watch)
 
 
@@ -233,7 +233,7 @@ def kv_watch(backend, args) -> int:
         def each(msg) -> None:
             show_change(args.bucket, msg.subject, "", msg.headers.get(OPERATION, "PUT"),
                         msg.data)
-        backend.subscribe(subject, args.count, args.wait, each)
+        backend.subscribe(subject, args.count, duration_ns(args.wait, "--wait") / 1e9, each)
     return 0
 
 

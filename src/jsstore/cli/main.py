@@ -40,7 +40,7 @@ def version_line() -> str:
 
 def parser() -> Parser:
     top = Parser(prog="jsstore", description="A JetStream-compatible message store.",
-                 epilog="jsstore serve -h lists the server's flags.")
+                 epilog="jsstore serve takes nats-server's flags (-p, -a, -js, -sd, -c, ...).")
     top.add_argument("--version", action="store_true", help="print the version and exit")
     commands = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     parent = connection_options()
@@ -83,9 +83,6 @@ def main(argv: list[str] | None = None) -> int:
             from jsstore.spark.export import main as export_main  # optional: pyspark
             return export_main(rest)
         if command == "serve":
-            if rest and rest[0] in ("-h", "--help"):
-                print(sys.modules[serve_main.__module__].__doc__)
-                return 0
             return serve_main(rest)
         return run_verb(argv)
     except KeyboardInterrupt:

@@ -8,6 +8,7 @@ import sys
 
 from jsstore.cli import output
 from jsstore.cli.errors import UsageError
+from jsstore.cli.values import duration_ns
 
 
 def register(commands, parent) -> None:
@@ -30,8 +31,8 @@ def register(commands, parent) -> None:
                               help="print the messages on a subject (needs --server)")
     sub.add_argument("subject")
     sub.add_argument("--count", type=int, default=0, help="stop after this many (0: never)")
-    sub.add_argument("--wait", type=float, default=0, metavar="SECONDS",
-                     help="stop after this long (0: never)")
+    sub.add_argument("--wait", default="0", metavar="DURATION",
+                     help="stop after this long (10s, 1m; 0: never)")
     sub.add_argument("--raw", action="store_true", help="only the messages' data")
     sub.set_defaults(run=sub_run)
 
@@ -98,5 +99,5 @@ def sub_run(backend, args) -> int:
             print(f"{key}: {value}")
         print(msg.data.decode("utf-8", "replace"))
         print(flush=True)
-    backend.subscribe(args.subject, args.count, args.wait, each)
+    backend.subscribe(args.subject, args.count, duration_ns(args.wait, "--wait") / 1e9, each)
     return 0
