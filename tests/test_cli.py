@@ -170,6 +170,8 @@ def test_kv(tmp_path, capsys):
     ["stream", "get", "ORDERS", "99"],
     ["consumer", "next", "ORDERS", "NOPE"],
     ["stream", "add", "BAD", "--max-age", "soon"],
+    ["stream", "add", "MEM", "--storage", "memory"],
+    ["kv", "add", "MEM", "--storage", "memory"],
     ["stream", "frobnicate"],
     ["sub", "orders.>"],
 ])
@@ -230,3 +232,16 @@ def test_bench(tmp_path, capsys):
     assert lines[2].startswith("Sub stats: ") and lines[2].endswith(" MB/sec")
     info = wire(store, "$JS.API.STREAM.INFO.benchstream")
     assert info["state"]["messages"] == 300 and info["state"]["consumer_count"] == 0
+
+
+def test_stream_add_from_a_config_file(tmp_path, capsys):
+    store = str(tmp_path / "cfg")
+    config = tmp_path / "stream.json"
+    config.write_text(json.dumps({"name": "IGNORED", "subjects": ["a.>"], "max_msgs": 7,
+                                  "discard": "new"}))
+    ok(capsys, "stream", "add", "S", "--config", str(config), "--max-age", "2d",
+       "--store", store)
+    found = wire(store, "$JS.API.STREAM.INFO.S")["config"]
+    assert (found["name"], found["subjects"], found["max_msgs"], found["discard"]) == \
+        ("S", ["a.>"], 7, "new")
+    assert found["max_age"] == 2 * 86400 * 10**9

@@ -8,7 +8,7 @@ from jsstore.cli import output
 from jsstore.cli.errors import ApiError, CliError, UsageError
 from jsstore.cli.streams import message_of, stored_messages
 from jsstore.cli.values import duration_ns, size_bytes
-from jsstore.cli.wireapi import call, paged
+from jsstore.cli.wireapi import call, check_storage, paged
 
 DUPLICATE_WINDOW = 120 * 10**9
 OPERATION = "KV-Operation"
@@ -86,6 +86,7 @@ def kv_add(backend, args) -> int:
               "duplicate_window": min(ttl, DUPLICATE_WINDOW) if ttl else DUPLICATE_WINDOW,
               "allow_rollup_hdrs": True, "deny_delete": True, "allow_direct": True,
               "allow_msg_ttl": True}
+    check_storage(backend, args.storage)
     if not 1 <= args.history <= 64:
         raise UsageError("--history must be between 1 and 64")
     reply = call(backend, f"STREAM.CREATE.{config['name']}", config)

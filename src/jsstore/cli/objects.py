@@ -9,7 +9,7 @@ import sys
 
 from jsstore.cli import output
 from jsstore.cli.errors import CliError
-from jsstore.cli.wireapi import call, paged
+from jsstore.cli.wireapi import call, check_storage, paged
 
 
 def register(commands, parent) -> None:
@@ -60,6 +60,7 @@ def info_row(info) -> dict:
 
 
 def obj_add(backend, args) -> int:
+    check_storage(backend, args.storage)
     async def work(js):
         await js.create_object_store(args.bucket, description=args.description,
                                      storage=args.storage)

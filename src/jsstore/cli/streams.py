@@ -9,7 +9,7 @@ import json
 from jsstore.cli import output
 from jsstore.cli.errors import ApiError, UsageError
 from jsstore.cli.values import duration_ns, size_bytes
-from jsstore.cli.wireapi import call, paged
+from jsstore.cli.wireapi import call, check_storage, paged
 from jsstore.wire.headers import decode_headers
 
 # flag -> (configuration field, value reader)
@@ -191,6 +191,7 @@ def stream_add(backend, args) -> int:
     else:
         config.update(storage=args.storage, retention="limits", discard="old")
     config = apply_flags(config, args)
+    check_storage(backend, config.get("storage"))
     reply = call(backend, f"STREAM.CREATE.{args.stream}", config)
     output.print_json(reply.raw) if args.json else show_info(reply.body)
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import msgspec
 
 from jsstore.cli.answer import Answer
+from jsstore.cli.errors import UsageError
 from jsstore.wire.api import API_PREFIX
 
 
@@ -21,6 +22,13 @@ class Reply:
 
     def get(self, key, default=None):
         return self.body.get(key, default)
+
+
+def check_storage(backend, storage: str | None) -> None:
+    """A memory stream in a store directory would end with the command: refused."""
+    if storage == "memory" and backend.where == "store":
+        raise UsageError("a memory stream in a store directory would vanish when the command "
+                         "exits: use --storage file, or --server")
 
 
 def call(backend, api: str, body: dict | None = None) -> Reply:
