@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 
@@ -245,3 +246,36 @@ def test_stream_add_from_a_config_file(tmp_path, capsys):
     assert (found["name"], found["subjects"], found["max_msgs"], found["discard"]) == \
         ("S", ["a.>"], 7, "new")
     assert found["max_age"] == 2 * 86400 * 10**9
+
+
+def test_colour_only_on_a_terminal(store):
+    """Headings are bold when stdout is a terminal (a pseudo-terminal here), plain in a pipe
+    (the other tests) and with NO_COLOR."""
+    env = {**os.environ, "PYTHONPATH": SRC}
+    env.pop("NO_COLOR", None)
+    outputs = []
+    for extra in ({}, {"NO_COLOR": "1"}):
+        leader, follower = pty.openpty()
+        try:
+            done = subprocess.run([sys.executable, "-m", "jsstore", "stream", "ls", "--store",
+                                   store], env={**env, **extra}, stdout=follower,
+                                  stderr=subprocess.PIPE, timeout=60)
+            assert done.returncode == 0, done.stderr
+            os.close(follower)
+            follower = -1
+            chunks = []
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            outputs.append(b"".join(chunks))
+        finally:
+            os.close(leader)
+            if follower >= 0:
+                os.close(follower)
+    assert b"\x1b[1m" in outputs[0] and b"ORDERS" in outputs[0]
+    assert b"\x1b[" not in outputs[1] and b"ORDERS" in outputs[1]
