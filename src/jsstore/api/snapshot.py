@@ -22,7 +22,8 @@ for ``idle_timeout`` seconds is dropped.
 Embedded differences: memory streams are snapshotted by writing their messages to a
 temporary file store first (nats-server 2.15 has its own archive for them); a snapshot
 restored into a memory stream has its messages copied into the new store and loses its
-consumers; ``jsck`` loads every message before the snapshot.  A plug-in store (a
+consumers; ``jsck`` loads every message before the snapshot.  A restore also takes
+nats-server 2.15's own archive (``NATSARC1``: jsstore.api.archiverestore).  A plug-in store (a
 JetStream's store factory) is snapshotted like a memory stream, without its consumers, and
 a restore into a file stream of such a JetStream goes through the factory the same way
 (messages copied, consumers not restored).  As nats-server does with a tar
@@ -40,13 +41,16 @@ from typing import Callable
 
 import msgspec
 
+from jsstore._core.compress import s2_decode_stream
 from jsstore._core.subjects import is_literal, is_valid_subject
 from jsstore.api import requests, schemas
+from jsstore.api.archiverestore import restore_archive
 from jsstore.api.streams import go_time, is_empty_request, state_body, wire_config
 from jsstore.errors import StoreError
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.jetstream.info import meta_info_json
+from jsstore.store.archive import is_archive
 from jsstore.store.contract import StreamState
 from jsstore.store.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
 from jsstore.store.snapshot import restore_snapshot
@@ -188,6 +192,12 @@ def restore_stream(js, config: StreamConfig, data: bytes):
     parent = os.path.join(js.directory, "jetstream") if js.directory is not None else None
     if parent is not None:
         os.makedirs(parent, exist_ok=True)
+    raw = s2_decode_stream(data)
+    if is_archive(raw):             # nats-server 2.15's archive: stored straight in
+        created = rfc3339_nano(js.clock() if callable(getattr(js, "clock", None))
+                               else time.time_ns())
+        restore_archive(js, normalized, raw, created, adopt_stream)
+        return js.stream_info(name)
     staging = tempfile.mkdtemp(prefix="js-restore-", dir=parent)
     store = None
     try:

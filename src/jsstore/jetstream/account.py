@@ -373,6 +373,7 @@ class JetStream:
             self._streams[config.name] = stream
             self._routes.clear()
             self._stream_changed(stream)
+            self.consumers.recover_locked(stream)   # the snapshot's consumers (obs/)
             self._advise_stream(stream.name, "create")
             return self._info(stream)
 

@@ -1,0 +1,77 @@
+"""``jsstore verify --store DIR``: every file stream of every account checked read-only
+(jsstore.store.check): blocks, index.db, consumers' o.dat.  Prints each damaged file with
+what is lost; the exit status is 1 when anything is damaged or lost."""
+
+from __future__ import annotations
+
+import os
+
+from jsstore.cli import output
+from jsstore.cli.errors import CliError
+from jsstore.jetstream.recovery import stream_directories
+from jsstore.store.check import check_stream
+
+
+def register(commands, parent) -> None:
+    verify = commands.add_parser("verify", help="check a store directory's files")
+    verify.add_argument("--store", required=True, metavar="DIR")
+    verify.add_argument("-j", "--json", action="store_true", help="the findings as JSON")
+    verify.add_argument("--trace", action="store_true", help="show tracebacks of failures")
+    verify.set_defaults(run=verify_run, local_only=True)
+
+
+def accounts(store: str) -> list[str]:
+    root = os.path.join(store, "jetstream")
+    if not os.path.isdir(root):
+        raise CliError(f"{store}: not a store directory (no jetstream folder)")
+    return sorted(n for n in os.listdir(root) if os.path.isdir(os.path.join(root, n, "streams")))
+
+
+def ranges(pairs: list[tuple[int, int]]) -> str:
+    return ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in pairs)
+
+
+def verify_run(args) -> int:
+    report, bad = [], False
+    for account in accounts(args.store):
+        for found in stream_directories(args.store, account):
+            if found.reason:
+                report.append({"account": account, "stream": found.name, "messages": 0,
+                               "findings": [{"path": os.path.relpath(found.directory, args.store),
+                                             "problem": found.reason,
+                                             "lost_bytes": 0, "lost_seqs": [],
+                                             "lost_unknown": False}]})
+                bad = True
+                continue
+            result = check_stream(found.name, found.directory)
+            bad = bad or bool(result.findings)
+            report.append({"account": account, "stream": found.name,
+                           "messages": result.messages, "last_seq": result.last_seq,
+                           "findings": [{"path": os.path.relpath(f.path, args.store),
+                                         "problem": f.problem, "lost_bytes": f.lost_bytes,
+                                         "lost_seqs": [list(r) for r in f.lost_seqs],
+                                         "lost_unknown": f.lost_unknown}
+                                        for f in result.findings]})
+    if args.json:
+        output.print_json({"ok": not bad, "streams": report})
+        return 1 if bad else 0
+    for stream in report:
+        where = f"{stream['account']} > {stream['stream']}"
+        if not stream["findings"]:
+            print(f"OK       {where}: {output.count(stream['messages'])} messages")
+            continue
+        print(output.bold(f"DAMAGED  {where}"))
+        for f in stream["findings"]:
+            print(f"  {f['path']}: {f['problem']}")
+            lost = []
+            if f["lost_seqs"]:
+                lost.append(f"messages {ranges([tuple(r) for r in f['lost_seqs']])}")
+            if f["lost_unknown"]:
+                lost.append("data whose sequences cannot be known")
+            if f["lost_bytes"]:
+                lost.append(f"{output.count(f['lost_bytes'])} bytes")
+            print(f"    lost: {', '.join(lost) if lost else 'nothing'}")
+    if not report:
+        print("No streams in this store directory")
+    print("damaged" if bad else "ok")
+    return 1 if bad else 0

@@ -1,0 +1,115 @@
+"""jsstore verify on crafted damage: a truncated block, a flipped byte, a stale index.db and
+a corrupt o.dat are each reported exactly (file, problem, what is lost) with exit status 1;
+an intact store passes with 0; nothing is written."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from jsstore.cli import main
+
+STREAM = os.path.join("jetstream", "$G", "streams", "ORDERS")
+BLOCK = os.path.join(STREAM, "msgs", "1.blk")
+INDEX = os.path.join(STREAM, "msgs", "index.db")
+ODAT = os.path.join(STREAM, "obs", "C", "o.dat")
+
+
+def ok(capsys, *argv) -> str:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+def verify(capsys, store) -> tuple[int, dict, str]:
+    code = main(["verify", "--store", store, "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert main(["verify", "--store", store]) == code
+    return code, report, capsys.readouterr().out
+
+
+def findings(report) -> list[tuple]:
+    return [(f["path"], f["problem"].split(":")[0].split(" at ")[0], f["lost_seqs"],
+             f["lost_unknown"]) for s in report["streams"] for f in s["findings"]]
+
+
+@pytest.fixture
+def store(tmp_path, capsys):
+    path = str(tmp_path / "store")
+    ok(capsys, "stream", "add", "ORDERS", "--subjects", "orders.>", "--store", path)
+    for n in range(10):
+        ok(capsys, "pub", "orders.new", f"message {n:03d}", "--store", path)
+    ok(capsys, "consumer", "add", "ORDERS", "C", "--store", path)
+    ok(capsys, "consumer", "next", "ORDERS", "C", "--count", "3", "--store", path)
+    return path
+
+
+def test_an_intact_store_passes(store, capsys):
+    code, report, text = verify(capsys, store)
+    assert code == 0 and report["ok"] and findings(report) == []
+    assert report["streams"][0]["messages"] == 10
+    assert "OK       $G > ORDERS: 10 messages" in text and text.endswith("ok\n")
+
+
+def test_truncated_block(store, capsys):
+    path = os.path.join(store, BLOCK)
+    os.truncate(path, os.path.getsize(path) - 5)
+    before = open(path, "rb").read()
+    code, report, text = verify(capsys, store)
+    assert code == 1 and not report["ok"]
+    assert findings(report) == [(BLOCK, "truncated record", [[10, 10]], False)]
+    assert "lost: messages 10" in text and text.endswith("damaged\n")
+    assert open(path, "rb").read() == before          # read-only: nothing truncated
+
+
+def test_flipped_byte(store, capsys):
+    path = os.path.join(store, BLOCK)
+    data = bytearray(open(path, "rb").read())
+    record = len(data) // 10                          # ten records of one size
+    data[4 * record + record // 2] ^= 0x40            # inside the fifth message
+    open(path, "wb").write(bytes(data))
+    code, report, text = verify(capsys, store)
+    assert code == 1
+    assert findings(report) == [(BLOCK, "bad record", [[5, 10]], False)]
+    assert f"bad record at offset {4 * record}" in text and "lost: messages 5..10" in text
+
+
+def test_stale_index_db(store, capsys):
+    path = os.path.join(store, INDEX)
+    old = open(path, "rb").read()
+    ok(capsys, "pub", "orders.new", "eleven", "--store", store)
+    ok(capsys, "pub", "orders.new", "twelve", "--store", store)
+    open(path, "wb").write(old)
+    code, report, text = verify(capsys, store)
+    assert code == 1
+    assert findings(report) == [(INDEX, "stale", [], False)]
+    problem = report["streams"][0]["findings"][0]["problem"]
+    assert "last sequence 10, the blocks end at 12" in problem
+    assert "counts 10 messages, the blocks hold 12" in problem
+    assert "lost: nothing" in text
+
+
+def test_corrupt_index_db(store, capsys):
+    path = os.path.join(store, INDEX)
+    data = bytearray(open(path, "rb").read())
+    data[5] ^= 0xFF
+    open(path, "wb").write(bytes(data))
+    code, report, _ = verify(capsys, store)
+    assert code == 1 and findings(report) == [(INDEX, "corrupt", [], False)]
+
+
+def test_corrupt_o_dat(store, capsys):
+    open(os.path.join(store, ODAT), "wb").write(b"\x16\x09garbage")
+    code, report, text = verify(capsys, store)
+    assert code == 1
+    assert findings(report) == [(ODAT, "corrupt consumer state", [], True)]
+    assert "lost: data whose sequences cannot be known" in text
+
+
+def test_not_a_store_is_one_line(tmp_path, capsys):
+    assert main(["verify", "--store", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("jsstore: ") and len(err.splitlines()) == 1
