@@ -1,5 +1,5 @@
-"""jsstore verify on crafted damage: a truncated block, a flipped byte, a stale index.db and
-a corrupt o.dat are each reported exactly (file, problem, what is lost) with exit status 1;
+"""jsstore verify on crafted damage: a truncated block, a flipped byte, a stale index.db, a
+corrupt o.dat, a corrupt thw.db and a corrupt or stale sched.db are each reported exactly (file, problem, what is lost) with exit status 1;
 an intact store passes with 0; nothing is written."""
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ import os
 
 import pytest
 
+import jsstore
 from jsstore.cli import main
+from jsstore.stream.schedules import ScheduleTable
 
 STREAM = os.path.join("jetstream", "$G", "streams", "ORDERS")
 BLOCK = os.path.join(STREAM, "msgs", "1.blk")
@@ -113,3 +115,36 @@ def test_not_a_store_is_one_line(tmp_path, capsys):
     assert main(["verify", "--store", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("jsstore: ") and len(err.splitlines()) == 1
+
+
+def _ttl_stream(store) -> str:
+    """A stream T whose message carries a Nats-TTL (so a clean stop writes msgs/thw.db)."""
+    js = jsstore.open(store)
+    js.add_stream(name="T", subjects=["t"], allow_msg_ttl=True)
+    js.publish("t", b"expires", headers={"Nats-TTL": "1h"})
+    js.close()
+    return os.path.join("jetstream", "$G", "streams", "T", "msgs")
+
+
+def test_corrupt_ttl_state(store, capsys):
+    msgs = _ttl_stream(store)
+    thw = os.path.join(msgs, "thw.db")
+    assert verify(capsys, store)[0] == 0
+    open(os.path.join(store, thw), "wb").write(b"\x01garbage")
+    code, report, text = verify(capsys, store)
+    assert code == 1 and findings(report) == [(thw, "corrupt", [], False)]
+    assert "Nats-TTL headers" in text
+
+
+def test_schedule_state_of_nats_server_corrupt_or_stale(store, capsys):
+    msgs = _ttl_stream(store)
+    sched = os.path.join(msgs, "sched.db")
+    open(os.path.join(store, sched), "wb").write(b"\x01\x02")
+    code, report, _ = verify(capsys, store)
+    assert code == 1 and findings(report) == [(sched, "corrupt", [], False)]
+    open(os.path.join(store, sched), "wb").write(ScheduleTable().encode(high_seq=99))
+    code, report, text = verify(capsys, store)
+    assert code == 1 and findings(report) == [(sched, "stale", [], False)]
+    assert "up to 98, the blocks end at 1" in text
+    open(os.path.join(store, sched), "wb").write(ScheduleTable().encode(high_seq=2))
+    assert verify(capsys, store)[0] == 0

@@ -10,6 +10,11 @@ from jsstore.cli import output
 from jsstore.cli.errors import CliError
 from jsstore.jetstream.recovery import stream_directories
 from jsstore.store.check import check_stream
+from jsstore.stream.schedules import ScheduleTable
+
+# nats-server's schedule state (jsstore finds its schedules again in the stored schedule
+# messages and writes none)
+SCHEDULE_STATE = {"sched.db": (ScheduleTable.decode, "the stored schedule messages")}
 
 
 def register(commands, parent) -> None:
@@ -43,7 +48,7 @@ def verify_run(args) -> int:
                                              "lost_unknown": False}]})
                 bad = True
                 continue
-            result = check_stream(found.name, found.directory)
+            result = check_stream(found.name, found.directory, SCHEDULE_STATE)
             bad = bad or bool(result.findings)
             report.append({"account": account, "stream": found.name,
                            "messages": result.messages, "last_seq": result.last_seq,

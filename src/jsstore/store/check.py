@@ -1,6 +1,7 @@
 """A read-only check of one file stream's directory: every block's records (their hashes
-and sequence order, as recovery walks them), ``msgs/index.db`` against the blocks, and each
-consumer's ``o.dat``.  Nothing is written: a damaged block is reported, not truncated (the
+and sequence order, as recovery walks them), ``msgs/index.db`` against the blocks, the
+expiry state ``msgs/thw.db`` (and other state files of the same shape a caller names, such
+as the schedules' ``msgs/sched.db``), and each consumer's ``o.dat``.  Nothing is written: a damaged block is reported, not truncated (the
 next open of the stream does that, as nats-server does).
 
 Each finding says what is damaged and what is lost: the bytes cut off a block and, where
@@ -17,10 +18,15 @@ from jsstore._core.block import MsgBlock
 from jsstore._core.compress import block_alg, decompress_block
 from jsstore._core.hashing import block_hash_key
 from jsstore._core.subjects import SubjectIndex
-from jsstore.errors import StoreError
+from jsstore.errors import CorruptFile, StoreError
 from jsstore.store import indexdb
 from jsstore.store.consumerstore import CONSUMER_DIR, STATE_FILE
-from jsstore.store.filestore import BLOCK_SUFFIX, INDEX_FILE, MSGS_DIR
+from jsstore.store.filestore import BLOCK_SUFFIX, INDEX_FILE, MSGS_DIR, TTL_FILE
+from jsstore.store.ttl import TTLSchedule
+
+# msgs/ state files that decode to (table, high_seq) and that the store rebuilds from the
+# messages' own headers: their name -> (decoder, what rebuilds them)
+STATE_FILES = {TTL_FILE: (TTLSchedule.decode, "the messages' Nats-TTL headers")}
 
 
 @dataclass
@@ -107,8 +113,9 @@ def _is_truncated(raw: bytes, offset: int) -> bool:
     return offset + length > len(raw)
 
 
-def check_stream(name: str, directory: str) -> StreamCheck:
-    """Check a stream directory (its msgs/ blocks, index.db, and obs/*/o.dat)."""
+def check_stream(name: str, directory: str, state_files: dict | None = None) -> StreamCheck:
+    """Check a stream directory (its msgs/ blocks, index.db, the state files of
+    STATE_FILES and `state_files`, and obs/*/o.dat)."""
     result = StreamCheck(name, directory)
     msgs_dir = os.path.join(directory, MSGS_DIR)
     saved = _read_index(name, os.path.join(msgs_dir, INDEX_FILE), result)
@@ -124,8 +131,34 @@ def check_stream(name: str, directory: str) -> StreamCheck:
         _lost_sequences(state, finding, result.blocks, saved_blocks.get(state.index))
     if saved is not None:
         _compare_index(saved, result, os.path.join(msgs_dir, INDEX_FILE), bool(damaged))
+    for file_name, (decode, rebuilt_from) in {**STATE_FILES, **(state_files or {})}.items():
+        _check_state_file(os.path.join(msgs_dir, file_name), decode, rebuilt_from, result,
+                          bool(damaged))
     _check_consumers(directory, result)
     return result
+
+
+def _check_state_file(path: str, decode, rebuilt_from: str, result: StreamCheck,
+                      blocks_damaged: bool) -> None:
+    """A (table, high_seq) state file: one that does not decode is corrupt (the store
+    rebuilds it from the messages); one that covers messages past the blocks' last is
+    stale."""
+    try:
+        with open(path, "rb") as f:
+            buf = f.read()
+    except FileNotFoundError:
+        return
+    try:
+        _table, high_seq = decode(buf)
+    except CorruptFile as exc:
+        result.findings.append(Finding(path, f"corrupt: {exc} (rebuilt from {rebuilt_from} "
+                                             "on the next open)"))
+        return
+    # high_seq: the first sequence the file does not cover (the last one's successor)
+    if high_seq > result.last_seq + 1 and not blocks_damaged:
+        result.findings.append(Finding(path, f"stale: it covers messages up to "
+                                             f"{high_seq - 1}, the blocks end at "
+                                             f"{result.last_seq}"))
 
 
 def _read_index(name: str, path: str, result: StreamCheck) -> dict | None:
