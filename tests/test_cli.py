@@ -137,6 +137,10 @@ def test_pub_jetstream_and_req(store, capsys):
     assert out == "Stored in Stream: ORDERS Sequence: 4\n"
     out = ok(capsys, "req", "$JS.API.STREAM.NAMES", "", "--raw", "--store", store)
     assert json.loads(out)["streams"] == ["ORDERS"]
+    # options before, between and after the positionals, as the nats CLI takes them
+    out = ok(capsys, "pub", "--store", store, "orders.y", "--jetstream", "late body")
+    assert out == "Stored in Stream: ORDERS Sequence: 5\n"
+    assert "late body" in ok(capsys, "stream", "get", "ORDERS", "5", "--store", store)
 
 
 def test_kv(tmp_path, capsys):

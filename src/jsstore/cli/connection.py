@@ -13,7 +13,20 @@ from jsstore.cli.remote import RemoteBackend, tls_context
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line (UsageError) instead of usage and exit."""
+    """argparse whose usage errors are one line (UsageError) instead of usage and exit, and
+    whose verbs take their arguments in any order (``pub SUBJ --store DIR BODY`` as the
+    nats CLI takes them): a parser without sub-commands parses intermixed."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._subparsers is None and not self._intermixing:
+            self._intermixing = True        # (the intermixed parse calls this again)
+            try:
+                return self.parse_known_intermixed_args(args, namespace)
+            finally:
+                self._intermixing = False
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
         raise UsageError(f"{message} (see {self.prog} --help)")
