@@ -89,7 +89,19 @@ class Runner:
         self.cpu_rates: dict[tuple[str, str], list[float]] = {}  # ops per CPU second of this process
 
     def new_driver(self, name: str):
-        return DRIVERS[name](tempfile.mkdtemp(prefix=name + "-", dir=self.work_dir))
+        directory = tempfile.mkdtemp(prefix=name + "-", dir=self.work_dir)
+        driver = DRIVERS[name](directory)
+        driver.bench_dir = directory
+        return driver
+
+    @staticmethod
+    def discard(driver) -> None:
+        """Close a measured store and delete its files at once: the page cache of every
+        repetition's files kept to the end of the run made each later store write into
+        memory the machine had never touched, whose page faults cost 3-4x more (see
+        README.md, "The embedded store: memory against file, and steadiness")."""
+        driver.close()
+        shutil.rmtree(driver.bench_dir, ignore_errors=True)
 
     def timed(self, driver, method: str, workload) -> tuple[float, float]:
         """Wall-clock and process CPU seconds of one whole workload."""
@@ -120,7 +132,8 @@ class Runner:
                     if op.name == "store_batch" and rep == self.args.reps - 1:
                         kept[name] = driver
                     else:
-                        driver.close()
+                        self.discard(driver)
+                    del driver
         return kept
 
     def run_reads(self, stores: dict, n: int) -> None:
