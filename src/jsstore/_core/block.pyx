@@ -3,6 +3,7 @@
 from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memcpy
+from libc.stdint cimport uintptr_t
 from libc.errno cimport errno, EINTR
 from posix.unistd cimport ftruncate
 from posix.mman cimport mmap, munmap, mremap, PROT_READ, PROT_WRITE, MAP_SHARED, MAP_FAILED
@@ -165,7 +166,7 @@ cdef class MsgBlock:
         cdef void* p
         cdef int rc
         if need <= self.buf_cap and self.buf != NULL:
-            if self.mapped and need > self.populated:
+            if need > self.populated:
                 self.c_populate(need)
             return 0
         if self.mapped:
@@ -192,19 +193,26 @@ cdef class MsgBlock:
             raise MemoryError()
         self.buf = nb
         self.buf_cap = cap
+        self.populated = self.buf_len   # (a moved buffer: only what realloc copied is in)
+        self.c_populate(need)
         return 0
 
     cdef void c_populate(self, size_t need) noexcept:
-        """Fault in the mapped pages up to need + POPULATE_AHEAD (within buf_cap) for
-        writing, in one system call: appends then take no page fault each 4 KiB. A kernel
-        without MADV_POPULATE_WRITE leaves the pages to fault in one by one."""
-        cdef size_t lo = self.populated
+        """Fault in the whole pages of buf up to need + POPULATE_AHEAD (within buf_cap) for
+        writing, in one system call: appends then take no page fault each 4 KiB (the
+        mapping of a file block, or the heap buffer of a memory block). A kernel without
+        MADV_POPULATE_WRITE leaves the pages to fault in one by one."""
         cdef size_t hi = page_round(need) + POPULATE_AHEAD
+        cdef uintptr_t start, end
         if hi > self.buf_cap:
-            hi = self.buf_cap & ~(PAGE - 1)
-        if hi > lo:
-            madvise(self.buf + lo, hi - lo, MADV_POPULATE_WRITE)
-            self.populated = hi
+            hi = self.buf_cap
+        if hi <= self.populated:
+            return
+        start = page_round(<uintptr_t>(self.buf + self.populated))
+        end = (<uintptr_t>(self.buf + hi)) & ~(<uintptr_t>PAGE - 1)
+        if end > start:
+            madvise(<void*>start, end - start, MADV_POPULATE_WRITE)
+        self.populated = hi
 
     def load_bytes(self, data):
         """Take the uncompressed record bytes of this block as its cache (does not index them)."""
@@ -269,6 +277,7 @@ cdef class MsgBlock:
             PyMem_Free(self.buf)
         PyMem_Free(self.idx)
         PyMem_Free(self.sids)
+        self.populated = 0
         self.buf = NULL
         self.idx = NULL
         self.sids = NULL
