@@ -15,7 +15,7 @@ cdef extern from "sys/mman.h" nogil:
 # madvise(2) advice (Linux 5.14): fault a range in for writing with one call. Older kernels
 # answer EINVAL and the pages fault one by one as before.
 cdef int MADV_POPULATE_WRITE = 23
-# how far ahead of the appends a mapped block's pages are faulted in, in one call
+# how far ahead of the appends a block's pages are faulted in, in one call (c_populate)
 cdef size_t POPULATE_AHEAD = 256 * 1024
 
 cdef size_t PAGE = 4096
@@ -270,7 +270,6 @@ cdef class MsgBlock:
             munmap(self.buf, self.map_len)
             self.mapped = False
             self.map_len = 0
-            self.populated = 0
             if self.fd >= 0 and self.buf_cap != self.buf_len:
                 ftruncate(self.fd, self.buf_len)
         else:
