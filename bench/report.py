@@ -89,7 +89,19 @@ class Runner:
         self.cpu_rates: dict[tuple[str, str], list[float]] = {}  # ops per CPU second of this process
 
     def new_driver(self, name: str):
-        return DRIVERS[name](tempfile.mkdtemp(prefix=name + "-", dir=self.work_dir))
+        directory = tempfile.mkdtemp(prefix=name + "-", dir=self.work_dir)
+        driver = DRIVERS[name](directory)
+        driver.bench_dir = directory
+        return driver
+
+    @staticmethod
+    def discard(driver) -> None:
+        """Close a measured store and delete its files at once: the page cache of every
+        repetition's files kept to the end of the run made each later store write into
+        memory the machine had never touched, whose page faults cost 3-4x more (see
+        README.md, "The embedded store: memory against file, and steadiness")."""
+        driver.close()
+        shutil.rmtree(driver.bench_dir, ignore_errors=True)
 
     def timed(self, driver, method: str, workload) -> tuple[float, float]:
         """Wall-clock and process CPU seconds of one whole workload."""
@@ -105,7 +117,10 @@ class Runner:
         return ops / wall
 
     def run_writes(self, msgs: list, batches: list) -> dict:
-        """Both write operations; the stores of the last store_batch round stay open for reads."""
+        """Both write operations; then one store per contender is built, untimed, for the
+        reads. (Keeping the last round's stores instead left each store of that round
+        writing into memory the machine had not touched lately: the ones measured before
+        it in the round were kept, not freed.)"""
         kept = {}
         workloads = {"store_each": msgs, "store_batches": batches}
         for op in (o for o in OPERATIONS if o.name in WRITE_OPERATIONS):
@@ -117,10 +132,13 @@ class Runner:
                     verify(driver, msgs, data.DISTINCT_SUBJECTS)
                     rate = self.record(op.name, name, len(msgs), seconds)
                     progress(f"{op.name:<14} {name:<15} rep {rep + 1}: {rate:>12,.0f} msgs/s")
-                    if op.name == "store_batch" and rep == self.args.reps - 1:
-                        kept[name] = driver
-                    else:
-                        driver.close()
+                    self.discard(driver)
+                    del driver
+        for name in next(o for o in OPERATIONS if o.name == "store_batch").contenders:
+            if name not in self.unavailable:
+                kept[name] = self.new_driver(name)
+                kept[name].store_batches(batches)
+                verify(kept[name], msgs, data.DISTINCT_SUBJECTS)
         return kept
 
     def run_reads(self, stores: dict, n: int) -> None:

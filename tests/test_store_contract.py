@@ -136,3 +136,25 @@ def test_stop_after_write_error(file_factory):
         store.closed = True
     store = file_factory.force_reopen()
     assert store.state().messages == 3
+
+
+def test_memstore_block_size_follows_retention():
+    """A memory stream that limits take messages from keeps 1 MiB blocks (their memory goes
+    only when all their messages are gone); one that only grows takes 4 MiB blocks, and a
+    config update changes the size of the blocks made after it."""
+    from jsstore.store.config import StoreConfig
+    from jsstore.store.memstore import GROWING_BLOCK_SIZE, MEMORY_BLOCK_SIZE
+
+    growing = jsstore.MemStore(StoreConfig(name="G", subjects=["g.>"], storage="memory"))
+    assert growing.block_size == GROWING_BLOCK_SIZE
+    for limit in ({"max_msgs": 10}, {"max_bytes": 1 << 20}, {"max_age": 10**9},
+                  {"max_msgs_per_subject": 1}, {"retention": "workqueue"}, {"allow_msg_ttl": True}):
+        store = jsstore.MemStore(StoreConfig(name="L", subjects=["l.>"], storage="memory", **limit))
+        assert store.block_size == MEMORY_BLOCK_SIZE, limit
+    growing.update_config(StoreConfig(name="G", subjects=["g.>"], storage="memory", max_msgs=5))
+    assert growing.block_size == MEMORY_BLOCK_SIZE
+    big = b"x" * (MEMORY_BLOCK_SIZE // 4)
+    for _ in range(12):
+        growing.store_msg("g.a", None, big)
+    assert growing.state().messages == 5
+    assert all(mb.raw_bytes <= MEMORY_BLOCK_SIZE + 1024 for mb in growing.blocks)

@@ -46,6 +46,8 @@ cdef class MsgBlock:
                                           # sealed or closed; the mapping stays as the cache
     cdef size_t map_len                   # length of the mapping (munmap), >= buf_cap
     cdef size_t flushed                   # bytes of buf already handed to the OS
+    cdef size_t populated                 # bytes of buf faulted in ahead of the appends
+                                          # (c_populate; whole pages of it only); 0 when not loaded
     cdef uint32_t* idx                    # idx[seq - idx_first] = offset | IDX_* flags
     cdef uint32_t* sids                   # sids[seq - idx_first] = subject id of a live record, SID_NONE otherwise
     cdef uint64_t idx_first               # sequence of idx[0] and sids[0]
@@ -56,6 +58,7 @@ cdef class MsgBlock:
 
     cdef bint loaded(self) noexcept
     cdef int c_reserve(self, size_t extra) except -1
+    cdef void c_populate(self, size_t need) noexcept            # fault pages of buf in ahead of need
     cdef uint32_t c_append(self, uint64_t seq_bits, int64_t ts, const uint8_t* subj, size_t subj_len,
                            const uint8_t* hdr, size_t hdr_len, bint has_hdr,
                            const uint8_t* msg, size_t msg_len) except 0
