@@ -15,15 +15,15 @@ import sys
 
 import pytest
 
-from jsstoreserver import SRC, start_jsstore_server
-from natsserver import nats_server_binary, require_nats_server, start_nats_server
+from jsstoreserver import SRC
+from natsserver import nats_server_binary, require_nats_server
+from tlsboth import KINDS, running_both
 
 nats = pytest.importorskip("nats")
 nkeys = pytest.importorskip("nkeys")
 
 pytestmark = pytest.mark.natsserver
 
-KINDS = ("jsstore", "nats-server")
 
 
 def new_seed() -> str:
@@ -49,28 +49,11 @@ accounts {{
 NO_AUTH = CONFIG + f"no_auth_user: {KEYS['guest']}\n"
 
 
-def start(kind: str, directory, config_path: str):
-    if kind == "jsstore":
-        return start_jsstore_server(directory / "store", ["-c", config_path])
-    return start_nats_server(None, ["-c", config_path], jetstream=False)
-
-
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
     """{(configuration, kind): running server} for CONFIG and NO_AUTH on both."""
     require_nats_server()
-    running = {}
-    try:
-        for name, text in (("plain", CONFIG), ("no_auth", NO_AUTH)):
-            directory = tmp_path_factory.mktemp(name)
-            path = directory / "server.conf"
-            path.write_text(text)
-            for kind in KINDS:
-                running[name, kind] = start(kind, directory / kind, str(path))
-        yield running
-    finally:
-        for server in running.values():
-            server.stop()
+    yield from running_both(tmp_path_factory, {"plain": CONFIG, "no_auth": NO_AUTH})
 
 
 async def outcome(port: int, **options) -> tuple:

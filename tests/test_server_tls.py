@@ -12,7 +12,7 @@ import socket
 import pytest
 
 from natsserver import require_nats_server
-from tlsboth import KINDS, SECURITY_KEYS, outcome, read_info, start
+from tlsboth import KINDS, SECURITY_KEYS, outcome, read_info, running_both
 from tlscerts import make_certs
 
 nats = pytest.importorskip("nats")
@@ -70,18 +70,7 @@ def certs(tmp_path_factory):
 def servers(certs, tmp_path_factory):
     """{(configuration name, kind): running server}: each configuration on both."""
     require_nats_server()
-    running = {}
-    try:
-        for name, text in _configs(certs).items():
-            directory = tmp_path_factory.mktemp(name)
-            path = directory / "server.conf"
-            path.write_text(text)
-            for kind in KINDS:
-                running[name, kind] = start(kind, directory / kind, str(path))
-        yield running
-    finally:
-        for server in running.values():
-            server.stop()
+    yield from running_both(tmp_path_factory, _configs(certs))
 
 
 CASES = [   # (configuration, client certificate, nats-py options, expected)

@@ -1,4 +1,4 @@
-"""Both servers with TLS, for the TLS tests: start `jsstore serve` or nats-server on one
+"""Both servers on one configuration file, for the TLS and nkey tests: start `jsstore serve` or nats-server on one
 configuration file, what a nats-py client gets, and the INFO a raw socket reads."""
 
 from __future__ import annotations
@@ -19,6 +19,23 @@ def start(kind: str, directory, config_path: str, extra=()):
     if kind == "jsstore":
         return start_jsstore_server(directory / "store", ["-c", config_path, *extra])
     return start_nats_server(None, ["-c", config_path, *extra], jetstream=False)
+
+
+def running_both(tmp_path_factory, configs: dict[str, str]):
+    """For a module fixture: {(configuration name, kind): running server}, each named
+    configuration written to its own file and both servers started on it; stopped after."""
+    running = {}
+    try:
+        for name, text in configs.items():
+            directory = tmp_path_factory.mktemp(name)
+            path = directory / "server.conf"
+            path.write_text(text)
+            for kind in KINDS:
+                running[name, kind] = start(kind, directory / kind, str(path))
+        yield running
+    finally:
+        for server in running.values():
+            server.stop()
 
 
 async def outcome(url: str, **options) -> tuple:
@@ -55,5 +72,3 @@ def read_info(port: int, wrap=None) -> dict:
     assert data.startswith(b"INFO ")
     return json.loads(data[5:data.index(b"\r\n")])
 
-
-SECURITY_KEYS = ("auth_required", "tls_required", "tls_verify", "tls_available", "nonce")
