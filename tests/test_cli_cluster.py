@@ -88,8 +88,16 @@ def test_restore_with_three_replicas(tmp_path, capsys):
     finally:
         for node in nodes:
             node.stop()
-    for i in range(3):          # each node's replica, read from its own directory
+    # each node's replica, read from its own directory: what a node has applied to its
+    # store is exactly what was backed up; a follower may not have applied everything when
+    # it stops (the rest waits in its raft log, applied when it starts again), so every
+    # replica holds a leading run of the messages and at least one holds them all
+    complete = 0
+    for i in range(3):
         with jsstore.open(tmp_path / f"n{i}", timers=False) as js:
+            last = js.stream_info("ORDERS").state.last_seq
             got = [(m.seq, m.subject, m.data) for m in
-                   (js.get_msg("ORDERS", seq) for seq in range(1, 26))]
-        assert got == expected, f"node n{i}"
+                   (js.get_msg("ORDERS", seq) for seq in range(1, last + 1))]
+        assert got == expected[:last], f"node n{i}"
+        complete += last == len(expected)
+    assert complete >= 1
