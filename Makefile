@@ -42,11 +42,9 @@ serve: build
 test: build
 	$(PY) -m pytest -q tests
 
+# every benchmark, then one table of every target (bench/all.py; BENCH_ARGS=--quick for a look)
 bench: build
-	$(PY) bench/report.py
-	$(PY) bench/publish.py
-	$(PY) bench/consumers.py
-	$(PY) bench/server.py
+	$(PY) bench/all.py $(BENCH_ARGS)
 
 # one atheris harness: make fuzz TARGET=<name> SECONDS=<n> (fuzz/targets.py lists them);
 # FUZZ_ARGS adds libFuzzer flags (e.g. -runs=1000000)

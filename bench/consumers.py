@@ -35,6 +35,7 @@ for path in (SRC, HERE):
         sys.path.insert(0, path)
 
 import data  # noqa: E402
+import summary  # noqa: E402
 
 STREAM = "ORDERS"
 BATCH = 100
@@ -206,10 +207,15 @@ def main(argv=None) -> int:
     for label, ok in checks.items():
         print(f"{'PASS' if ok else 'FAIL'}  {label}")
     if args.json:
+        rows = [summary.row("consumers", "embedded fetch(100) + ack", median["fetch(100) + ack"],
+                            "absolute", None, PULL_TARGET)]
+        rows += [summary.row("consumers", f"{kind} at {large:,} pending", per_op[large][kind],
+                             f"{small:,} pending", per_op[small][kind], PENDING_RATIO,
+                             unit="ns", better=summary.LOWER) for kind in per_op[small]]
         with open(args.json, "w") as f:
             json.dump({"n": n, "reps": args.reps, "rates": rates, "median": median,
-                       "per_op_ns": {str(k): v for k, v in per_op.items()}, "checks": checks},
-                      f, indent=1)
+                       "per_op_ns": {str(k): v for k, v in per_op.items()}, "checks": checks,
+                       "summary": rows}, f, indent=1)
     return 0 if (all(checks.values()) or not args.check) else 1
 
 

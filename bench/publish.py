@@ -36,6 +36,7 @@ for path in (SRC, HERE):
         sys.path.insert(0, path)
 
 import data  # noqa: E402
+import summary  # noqa: E402
 from workloads import SQLiteDriver  # noqa: E402
 
 STREAM = "ORDERS"
@@ -132,9 +133,14 @@ def main(argv=None) -> int:
     for label, ok in checks.items():
         print(f"{'PASS' if ok else 'FAIL'}  {label}")
     if args.json:
+        rows = [summary.row("publish", f"js.publish, {name.split(', ')[1]}", median[name],
+                            "js.publish unlimited", unlimited, 1 / LIMIT_SLOWDOWN)
+                for name in CONTENDERS if name.startswith("js.publish file, ")]
+        rows.append(summary.row("publish", "js.publish file", unlimited, "SQLite",
+                                median["sqlite"], SQLITE_RATIO))
         with open(args.json, "w") as f:
             json.dump({"n": n, "reps": args.reps, "rates": rates, "median": median,
-                       "checks": checks}, f, indent=1)
+                       "checks": checks, "summary": rows}, f, indent=1)
     return 0 if (all(checks.values()) or not args.check) else 1
 
 
