@@ -119,8 +119,8 @@ def main(argv=None) -> int:
     median = {name: statistics.median(values) for name, values in rates.items()}
     unlimited = median["js.publish file"]
     print(f"\n{n:,} messages of 128 B on 1,000 subjects, median of {args.reps}\n")
-    print(f"| contender | msgs/s | kept | vs unlimited | vs SQLite |")
-    print(f"|---|---|---|---|---|")
+    print("| contender | msgs/s | kept | vs unlimited | vs SQLite |")
+    print("|---|---|---|---|---|")
     for name in names:
         print(f"| {name} | {median[name]:,.0f} | {kept[name]:,} | "
               f"{median[name] / unlimited:.2f} | {median[name] / median['sqlite']:.1f}x |")
