@@ -42,9 +42,9 @@ serve: build
 test: build
 	$(PY) -m pytest -q tests
 
-# every benchmark, then one table of every target (bench/all.py; BENCH_ARGS=--quick for a look)
+# every benchmark, then one table of every target (bench/suite.py; BENCH_ARGS=--quick for a look)
 bench: build
-	$(PY) bench/all.py $(BENCH_ARGS)
+	$(PY) bench/suite.py $(BENCH_ARGS)
 
 # one atheris harness: make fuzz TARGET=<name> SECONDS=<n> (fuzz/targets.py lists them);
 # FUZZ_ARGS adds libFuzzer flags (e.g. -runs=1000000)

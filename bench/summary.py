@@ -1,4 +1,4 @@
-"""One row per target: what every bench script hands `make bench` (bench/all.py).
+"""One row per target: what every bench script hands `make bench` (bench/suite.py).
 
 A bench script run with ``--json FILE`` writes, beside its own figures, a ``"summary"`` list
 of rows made by `row`. Each row names a measurement, jsstore's figure, the baseline it is

@@ -1,6 +1,6 @@
 """`make bench`: every benchmark, one after another, then one table of every target.
 
-    python bench/all.py [--quick] [--only NAME ...] [--json FILE]
+    python bench/suite.py [--quick] [--only NAME ...] [--json FILE]
 
 Each script in SCRIPTS runs in its own process with ``--json`` (and ``--quick`` when given),
 prints its own tables as it goes, and hands back its summary rows (bench/summary.py); the
