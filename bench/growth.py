@@ -361,6 +361,7 @@ def run(args) -> list[dict]:
                 if family != "subjects" or size <= args.server_max_subjects:
                     kinds += [SERVE, NATS] if flip % 2 == 0 else [NATS, SERVE]
                     flip += 1
+                kinds = [kind for kind in kinds if kind in args.contenders]
                 for kind in kinds:
                     directory = fresh()
                     try:
@@ -466,6 +467,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--curves", default="subjects,consumers,acks")
+    parser.add_argument("--contenders", default=",".join((EMBEDDED, SERVE, NATS)),
+                        help="which of them to measure (comma-separated)")
     parser.add_argument("--server-max-subjects", type=int, default=1_000_000)
     parser.add_argument("--dir", default=None)
     parser.add_argument("--json", default=None)
@@ -473,6 +476,7 @@ def main(argv=None) -> int:
     parser.add_argument("--from-json", default=None, help="plot/tabulate an earlier run")
     args = parser.parse_args(argv)
     args.curves = [c for c in args.curves.split(",") if c]
+    args.contenders = [c for c in args.contenders.split(",") if c]
     if args.from_json:
         with open(args.from_json) as f:
             points = json.load(f)["points"]
