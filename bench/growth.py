@@ -25,7 +25,10 @@ Curves (sizes; --quick stops each one a step or two earlier):
   deliveries in order (the ack floor moves) and of A random other ones.
 
 Every timed section is split into TRIALS parts; a point's figure is the median part's
-cost per operation.  The servers are started fresh for every point, alternating which goes
+cost per operation, in CPU time: of the benchmark process for the embedded store (every
+thread, so background writers count), of the server process for the servers (every
+thread, from /proc/<pid>/task/*/schedstat).  On a machine shared with other work, CPU
+time is what stays steady; a wall-clock figure would mostly measure the waits for a core.  The servers are started fresh for every point, alternating which goes
 first; the client is a raw socket (rawclient.py) with pipelined requests, so the client is
 not what is measured.  Figures are microseconds per operation.
 """
@@ -83,6 +86,28 @@ def trials(items: list, parts: int = TRIALS) -> list[list]:
     return [items[i:i + size] for i in range(0, len(items), size)][:parts]
 
 
+cpu_clock = time.process_time      # embedded: CPU seconds of this process, every thread
+
+
+def cpu_ns(pid: int) -> int:
+    """CPU nanoseconds a server process has used so far, all its threads."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except FileNotFoundError:       # a thread that ended meanwhile
+            pass
+    return total
+
+
+def server_cpu(server, run, *args, **kwargs) -> float:
+    """CPU seconds the server spent while `run(*args, **kwargs)` ran."""
+    start = cpu_ns(server.pid)
+    run(*args, **kwargs)
+    return (cpu_ns(server.pid) - start) / 1e9
+
+
 # -- embedded -----------------------------------------------------------------------------
 def embedded_subjects(directory: str, n: int, ops: int, rng: random.Random) -> dict:
     from jsstore.store.config import StoreConfig
@@ -98,10 +123,10 @@ def embedded_subjects(directory: str, n: int, ops: int, rng: random.Random) -> d
     seconds = []
     store_msg = store.store_msg
     for part in trials(picks):
-        start = time.perf_counter()
+        start = cpu_clock()
         for subject in part:
             store_msg(subject, None, PAYLOAD)
-        seconds.append(time.perf_counter() - start)
+        seconds.append(cpu_clock() - start)
         for subject in part:
             extra[subject] = extra.get(subject, 0) + 1
     store.flush_all_pending()
@@ -110,18 +135,18 @@ def embedded_subjects(directory: str, n: int, ops: int, rng: random.Random) -> d
     load_last_msg = store.load_last_msg
     seconds = []
     for part in trials(lasts):
-        start = time.perf_counter()
+        start = cpu_clock()
         for subject in part:
             load_last_msg(subject)
-        seconds.append(time.perf_counter() - start)
+        seconds.append(cpu_clock() - start)
     out["load_last_msg / subjects"] = per_op(seconds, [len(p) for p in trials(lasts)])
     num_pending = store.num_pending
     seconds = []
     for part in trials(lasts):
-        start = time.perf_counter()
+        start = cpu_clock()
         for subject in part:
             num_pending(1, subject, False)
-        seconds.append(time.perf_counter() - start)
+        seconds.append(cpu_clock() - start)
     out["num_pending / subjects"] = per_op(seconds, [len(p) for p in trials(lasts)])
     for subject in lasts[:100]:
         if store.num_pending(1, subject, False)[0] != 1 + extra.get(subject, 0):
@@ -143,23 +168,23 @@ def embedded_consumers(directory: str, k: int, m: int) -> dict:
     gc.collect()
     seconds = []
     for part in trials(subjects):
-        start = time.perf_counter()
+        start = cpu_clock()
         for subject in part:
             publish(subject, PAYLOAD)
-        seconds.append(time.perf_counter() - start)
+        seconds.append(cpu_clock() - start)
     out = {"publish / consumers": per_op(seconds, [len(p) for p in trials(subjects)])}
     got = [0]
 
     def delivered(_msg) -> None:
         got[0] += 1
     gc.collect()
-    start = time.perf_counter()
+    start = cpu_clock()
     for i in range(k):
         js.bus.subscribe(f"d.{i}", delivered)
-    deadline = start + 300
-    while got[0] < m and time.perf_counter() < deadline:
+    deadline = time.monotonic() + 300
+    while got[0] < m and time.monotonic() < deadline:
         js.tick()
-    elapsed = time.perf_counter() - start
+    elapsed = cpu_clock() - start
     if got[0] != m:
         raise AssertionError(f"{got[0]} of {m} delivered")
     out["delivery / consumers"] = elapsed / m * 1e6
@@ -199,10 +224,10 @@ def embedded_acks(directory: str, pending: int, acks: int, rng: random.Random) -
         gc.collect()
         seconds = []
         for part in trials(msgs):
-            start = time.perf_counter()
+            start = cpu_clock()
             for msg in part:
                 msg.ack()
-            seconds.append(time.perf_counter() - start)
+            seconds.append(cpu_clock() - start)
         out[curve] = per_op(seconds, [len(p) for p in trials(msgs)])
     info = js.consumer_info("A", "HOLD")
     if info.num_ack_pending != pending - len(in_order) - len(randomly):
@@ -235,14 +260,16 @@ def server_subjects(kind: str, directory: str, n: int, ops: int, creates: int,
             raise AssertionError(f"{kind}: {state['messages']} of {n} stored")
         out = {}
         picks = [f"s.{rng.randrange(n)}" for _ in range(ops)]
-        seconds = [client.pipeline(publish_frames(part)) for part in trials(picks)]
+        seconds = [server_cpu(server, client.pipeline, publish_frames(part))
+                   for part in trials(picks)]
         out["publish / subjects"] = per_op(seconds, [len(p) for p in trials(picks)])
         extra: dict[str, int] = {}
         for subject in picks:
             extra[subject] = extra.get(subject, 0) + 1
         lasts = [f"s.{rng.randrange(n)}" for _ in range(ops)]
-        seconds = [client.pipeline((b"PUB $JS.API.DIRECT.GET.S.%s _R.g 0\r\n\r\n"
-                                    % s.encode() for s in part), window=100)
+        seconds = [server_cpu(server, client.pipeline,
+                              (b"PUB $JS.API.DIRECT.GET.S.%s _R.g 0\r\n\r\n" % s.encode()
+                               for s in part), window=100)
                    for part in trials(lasts)]
         out["load_last_msg / subjects"] = per_op(seconds, [len(p) for p in trials(lasts)])
         answer = client.request(f"$JS.API.DIRECT.GET.S.{lasts[0]}")
@@ -251,7 +278,7 @@ def server_subjects(kind: str, directory: str, n: int, ops: int, creates: int,
         filtered = lasts[:creates]
         seconds = []
         for part in trials(filtered):
-            start_at = time.perf_counter()
+            start_at = cpu_ns(server.pid)
             for subject in part:
                 info = client.api("$JS.API.CONSUMER.CREATE.S", {
                     "stream_name": "S", "config": {"filter_subject": subject,
@@ -259,7 +286,7 @@ def server_subjects(kind: str, directory: str, n: int, ops: int, creates: int,
                                                    "inactive_threshold": 60 * 10**9}})
                 if info["num_pending"] != 1 + extra.get(subject, 0):
                     raise AssertionError(f"{kind}: num_pending {info['num_pending']}")
-            seconds.append(time.perf_counter() - start_at)
+            seconds.append((cpu_ns(server.pid) - start_at) / 1e9)
         out["num_pending / subjects"] = per_op(seconds, [len(p) for p in trials(filtered)])
         return out
     finally:
@@ -286,15 +313,16 @@ def server_consumers(kind: str, directory: str, k: int, m: int) -> dict:
         if names != k:
             raise AssertionError(f"{kind}: {names} of {k} consumers created")
         subjects = [f"c.{i % k}" for i in range(m)]
-        seconds = [client.pipeline(publish_frames(part)) for part in trials(subjects)]
+        seconds = [server_cpu(server, client.pipeline, publish_frames(part))
+                   for part in trials(subjects)]
         out = {"publish / consumers": per_op(seconds, [len(p) for p in trials(subjects)])}
         state = client.api("$JS.API.STREAM.INFO.C")["state"]
         if state["messages"] != m:
             raise AssertionError(f"{kind}: {state['messages']} of {m} kept")
-        start_at = time.perf_counter()
+        start_at = cpu_ns(server.pid)
         client.send(b"".join(b"SUB d.%d %d\r\n" % (i, 10 + i) for i in range(k)))
         client.collect(m, keep=False)
-        out["delivery / consumers"] = (time.perf_counter() - start_at) / m * 1e6
+        out["delivery / consumers"] = (cpu_ns(server.pid) - start_at) / 1e3 / m
         return out
     finally:
         client.close()
@@ -327,7 +355,7 @@ def server_acks(kind: str, directory: str, pending: int, acks: int,
         for curve, order in (("ack in order / pending", in_order),
                              ("ack random / pending", randomly)):
             frames = [b"PUB %s _R.a 4\r\n+ACK\r\n" % replies[i] for i in order]
-            seconds = [client.pipeline(part) for part in trials(frames)]
+            seconds = [server_cpu(server, client.pipeline, part) for part in trials(frames)]
             out[curve] = per_op(seconds, [len(p) for p in trials(frames)])
         info = client.api("$JS.API.CONSUMER.INFO.A.HOLD")
         if info["num_ack_pending"] != pending - len(in_order) - len(randomly):
