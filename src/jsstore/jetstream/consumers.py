@@ -233,7 +233,10 @@ class ConsumerRegistry:
                     del self._by_deliver[deliver]
 
     def _filter_index(self, stream_name: str) -> FilterIndex[Consumer]:
-        return self._by_filter.setdefault(stream_name, FilterIndex())
+        index = self._by_filter.get(stream_name)
+        if index is None:
+            index = self._by_filter[stream_name] = FilterIndex()
+        return index
 
     # -- look up --------------------------------------------------------------------------
     def find_locked(self, stream_name: str, name: str) -> Consumer | None:
