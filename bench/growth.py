@@ -12,8 +12,8 @@ Curves (sizes; --quick stops each one a step or two earlier):
   the filtered pending count of a random subject.  Embedded: the file store's contract
   (``store_msg``, ``load_last_msg``, ``num_pending(1, subject)``).  Servers: a PUB with its
   PubAck; a direct get of the last message by subject (``$JS.API.DIRECT.GET.<stream>.<subj>``);
-  the creation of an ephemeral consumer filtered on the subject, whose answer carries its
-  num_pending (checked).  The servers stop at --server-max-subjects (1M): filling 10M
+  the creation of an ephemeral consumer filtered on the subject (its state in memory, so
+  no files are written), whose answer carries its num_pending (checked).  The servers stop at --server-max-subjects (1M): filling 10M
   subjects through the protocol takes minutes per server.
 - consumers (1 .. 10,000 durable push consumers on one interest stream, consumer i
   filtered on ``c.<i>``): publish cost per message with the consumers created and not yet
@@ -58,6 +58,9 @@ from rawclient import RawClient  # noqa: E402
 
 PAYLOAD = b"x" * 128
 TRIALS = 5
+# nats-server 2.15 refuses a stream's 1,001st consumer unless max_consumers is set
+# (though its account and the stream report no limit)
+MAX_CONSUMERS = 20_000
 PART_BUDGET = 2.0               # CPU seconds: a trial part that costs more stops early
 BAND = 1.5
 EMBEDDED, SERVE, NATS = "jsstore embedded", "jsstore serve", "nats-server"
@@ -167,7 +170,7 @@ def embedded_subjects(directory: str, n: int, ops: int, rng: random.Random) -> d
 def embedded_consumers(directory: str, k: int, m: int) -> dict:
     import jsstore
     js = jsstore.open(directory)
-    js.add_stream(name="C", subjects=["c.>"], retention="interest")
+    js.add_stream(name="C", subjects=["c.>"], retention="interest", max_consumers=MAX_CONSUMERS)
     for i in range(k):
         js.add_consumer("C", durable_name=f"k{i}", deliver_subject=f"d.{i}",
                         filter_subject=f"c.{i}", ack_policy="explicit", max_ack_pending=-1,
@@ -291,7 +294,7 @@ def server_subjects(kind: str, directory: str, n: int, ops: int, creates: int,
             for subject in part:
                 info = client.api("$JS.API.CONSUMER.CREATE.S", {
                     "stream_name": "S", "config": {"filter_subject": subject,
-                                                   "ack_policy": "none",
+                                                   "ack_policy": "none", "mem_storage": True,
                                                    "inactive_threshold": 60 * 10**9}})
                 if info["num_pending"] != 1 + extra.get(subject, 0):
                     raise AssertionError(f"{kind}: num_pending {info['num_pending']}")
@@ -308,7 +311,8 @@ def server_consumers(kind: str, directory: str, k: int, m: int) -> dict:
     client = RawClient(server.port)
     try:
         client.api("$JS.API.STREAM.CREATE.C", {"name": "C", "subjects": ["c.>"],
-                                                "retention": "interest"})
+                                                "retention": "interest",
+                                                "max_consumers": MAX_CONSUMERS})
         creates = []
         for i in range(k):
             body = json.dumps({"stream_name": "C", "config": {
@@ -380,6 +384,7 @@ def run(args) -> list[dict]:
     rng = random.Random(20)
     work = tempfile.mkdtemp(prefix="jsstore-growth-", dir=args.dir)
     points: list[dict] = []
+    failures: list[str] = []
     quick = 1 if args.quick else 0
     ops = 5_000 if args.quick else 20_000
     try:
@@ -401,6 +406,7 @@ def run(args) -> list[dict]:
                 kinds = [kind for kind in kinds if kind in args.contenders]
                 for kind in kinds:
                     directory = fresh()
+                    figures = {}
                     try:
                         if family == "subjects":
                             figures = (embedded_subjects(directory, size, ops, rng)
@@ -417,9 +423,16 @@ def run(args) -> list[dict]:
                             figures = (embedded_acks(directory, size, acks, rng)
                                        if kind == EMBEDDED else
                                        server_acks(kind, directory, size, acks, rng))
+                    except Exception as exc:        # one failed point: say so, go on
+                        print(f"  {family} {kind} {size:,}: FAILED {exc!r}", file=sys.stderr)
+                        failures.append(f"{family} {kind} {size:,}: {exc!r}")
                     finally:
                         shutil.rmtree(directory, ignore_errors=True)
                     record(kind, size, figures)
+                    if args.json:
+                        with open(args.json, "w") as f:
+                            json.dump({"quick": args.quick, "points": points,
+                                       "failures": failures}, f, indent=1)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return points
@@ -515,18 +528,17 @@ def main(argv=None) -> int:
     args.curves = [c for c in args.curves.split(",") if c]
     args.contenders = [c for c in args.contenders.split(",") if c]
     if args.from_json:
-        points = []
+        merged: dict[tuple, dict] = {}      # a later run's point replaces an earlier one's
         for path in args.from_json.split(","):
             with open(path) as f:
-                points += json.load(f)["points"]
+                for p in json.load(f)["points"]:
+                    merged[p["curve"], p["impl"], p["size"]] = p
+        points = list(merged.values())
     else:
         points = run(args)
     print(table(points))
     print()
     print("\n".join(verdicts(points)))
-    if args.json and not args.from_json:
-        with open(args.json, "w") as f:
-            json.dump({"quick": args.quick, "points": points}, f, indent=1)
     if args.plot:
         plot(points, args.plot)
     return 0
