@@ -70,9 +70,10 @@ SIZES = {
     "acks": ((1_000, 10_000, 100_000, 1_000_000), (1_000, 10_000, 100_000)),
 }
 CURVES = {   # curve -> (family, what one operation is)
-    "publish / subjects": ("subjects", "publish on an existing subject"),
-    "load_last_msg / subjects": ("subjects", "last message of a subject"),
-    "num_pending / subjects": ("subjects", "filtered pending count"),
+    "publish / subjects": ("subjects", "publish on an existing subject; servers: PUB + PubAck"),
+    "load_last_msg / subjects": ("subjects", "last message of a subject; servers: direct get"),
+    "num_pending / subjects": ("subjects",
+                               "filtered pending count; servers: create a filtered consumer"),
     "publish / consumers": ("consumers", "publish, interest stream"),
     "delivery / consumers": ("consumers", "push delivery"),
     "ack in order / pending": ("acks", "ack, in order"),
@@ -502,7 +503,7 @@ def plot(points: list[dict], path: str) -> None:
         ax.set_title(f"{curve}\n({what})", fontsize=9)
         ax.set_xlabel({"subjects": "distinct subjects", "consumers": "consumers",
                        "acks": "pending acks"}[family])
-        ax.set_ylabel("µs per operation")
+        ax.set_ylabel("CPU µs per operation")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(curves):]:
