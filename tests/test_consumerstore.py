@@ -4,6 +4,7 @@ meta.sum on disk, and a cross-check against the files nats-server writes."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import threading
@@ -224,6 +225,36 @@ def test_background_flush_is_rate_limited(tmp_path, monkeypatch):
     assert 2 <= len(writes) <= elapsed / consumerstore.FLUSH_INTERVAL + 2
     gaps = [b - a for a, b in zip(writes, writes[1:])]
     assert min(gaps) >= consumerstore.FLUSH_INTERVAL * 0.9
+    store.stop()
+
+
+def test_a_costly_encoding_spaces_the_timer_writes(tmp_path, monkeypatch):
+    """The timer writes o.dat at most every ENCODE_SHARE x the last encoding's duration
+    (an encoding of 1M pending acks holds the store's lock for about 0.3 s)."""
+    store = open_file_store(tmp_path)
+    clock = itertools.cycle([10.0, 10.5])   # every encoding "takes" 0.5 s
+
+    class SlowClock:
+        @staticmethod
+        def perf_counter():
+            return next(clock)
+
+        monotonic = staticmethod(time.monotonic)
+
+    scheduled = []
+    monkeypatch.setattr(consumerstore, "time", SlowClock)
+    monkeypatch.setattr(consumerstore._FLUSHER, "schedule",
+                        lambda st, due: scheduled.append((st, due)))
+    store.update_delivered(1, 5, 1, CREATED)        # schedules the first write
+    assert len(scheduled) == 1
+    store._flush_from_timer()                       # writes, encoding "for 0.5 s"
+    written = store._last_write
+    assert decode(open(os.path.join(store.directory, "o.dat"), "rb").read()) \
+        .delivered.stream_seq == 5
+    store.update_delivered(2, 6, 1, CREATED)        # schedules the next write: 5 s later
+    assert len(scheduled) == 2
+    assert scheduled[1][1] >= written + consumerstore.ENCODE_SHARE * 0.5
+    monkeypatch.undo()
     store.stop()
 
 

@@ -27,8 +27,9 @@ collaborators, each with its own state and a few named methods:
 * ``push`` (``PushDelivery``, push consumers only): the deliver subject and its interest,
   flow control, idle heartbeats, replay and rate pacing.
 
-Its owner (the JetStream's consumer registry) gives it a clock, a bus, ``schedule(due)``
-and ``consumer_inactive(consumer)``.  Every method runs under the owning JetStream's lock.
+Its owner (the JetStream's consumer registry) gives it a clock, a bus,
+``schedule(due, consumer)`` and ``consumer_inactive(consumer)``; the owner ticks a consumer
+only when it said something is due (``schedule``, or what ``tick`` returned).  Every method runs under the owning JetStream's lock.
 
 Where jsstore differs: the pending timestamps written to ``o.dat`` are delivery times
 (nats-server writes the message's own timestamp there and keeps delivery times in
@@ -179,8 +180,8 @@ class Consumer:
 
     # -- what the owner gives -------------------------------------------------------------
     def schedule(self, due: int) -> None:
-        """Something of this consumer is due at `due` (Unix ns): tick by then."""
-        self.owner.schedule(due)
+        """Something of this consumer is due at `due` (Unix ns): tick it by then."""
+        self.owner.schedule(due, self)
 
     def advise(self, advisory: tuple[str, bytes]) -> None:
         subject, data = advisory

@@ -209,6 +209,20 @@ class CreatePlan:
     action: Action
 
 
+class Others:
+    """The stream's other consumers' configurations, read only when a check needs them
+    (max_consumers, work queues): a stream with 10,000 consumers makes its next one
+    without a pass over them."""
+
+    def __init__(self, consumers: Mapping[str, cc.ConsumerConfig], name: str):
+        self.consumers = consumers
+        self.name = name
+
+    def __iter__(self):
+        name = self.name
+        return (other for other_name, other in self.consumers.items() if other_name != name)
+
+
 def plan_request(request: CreateConsumerRequest, target: CreateSubject, *,
                  stream: streamconfig.StreamConfig | None,
                  consumers: Mapping[str, cc.ConsumerConfig],
@@ -228,7 +242,7 @@ def plan_request(request: CreateConsumerRequest, target: CreateSubject, *,
     config = cc.normalize(config, stream, pedantic=request.pedantic, limits=limits)
     consumer_checks.validate(config, stream, limits=limits)
     name = config.durable_name or config.name
-    others = [other for other_name, other in consumers.items() if other_name != name]
+    others = Others(consumers, name)
     current = consumers.get(name) if name else None
     if current is not None:
         if request.action == "create" and not consumer_checks.same_config(config, current):

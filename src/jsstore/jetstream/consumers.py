@@ -16,19 +16,23 @@ errors nats-server answers with (``jsstore.wire.apierrors``).
 
 The lock rule (nats-server's): methods named ``..._locked`` expect the JetStream's lock
 held (``with js.lock:``); every other public method takes it.  The registry is what a
-consumer knows of its owner: ``clock``, ``bus``, ``schedule(due)`` and
-``consumer_inactive(consumer)``.
+consumer knows of its owner: ``clock``, ``bus``, ``schedule(due, consumer)`` and
+``consumer_inactive(consumer)``.  A tick runs only the consumers whose work is due (a heap
+of due times), so timed work costs the same with 10 consumers or 10,000.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 import secrets
 import string
-from typing import Callable
+from typing import Callable, Iterator, Mapping
 
 import msgspec
 
+from jsstore._core.subjects import is_literal
 from jsstore.consumer import config as consumerconfig
 from jsstore.consumer import create as consumercreate
 from jsstore.consumer.config import ConsumerConfig
@@ -39,6 +43,7 @@ from jsstore.gocompat.times import ZERO_TIME, rfc3339_nano
 from jsstore.jetstream.pullsub import PullSubscription
 from jsstore.store.consumerstore import CONSUMER_DIR, read_consumer_meta
 from jsstore.stream import advisories
+from jsstore.stream.filterindex import FilterIndex
 from jsstore.wire import apierrors as api_errors
 
 _NAME_ALPHABET = string.ascii_letters + string.digits
@@ -124,6 +129,25 @@ def consumer_info(consumer: Consumer, now: int) -> ConsumerInfo:
         priority_groups=groups)
 
 
+class ConfigsView(Mapping[str, ConsumerConfig]):
+    """A stream's consumers' configurations by name, read from the consumers as asked."""
+
+    def __init__(self, consumers: dict[str, Consumer]):
+        self._consumers = consumers
+
+    def __getitem__(self, name: str) -> ConsumerConfig:
+        return self._consumers[name].config
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._consumers
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._consumers)
+
+    def __len__(self) -> int:
+        return len(self._consumers)
+
+
 class ConsumerRegistry:
     """Every consumer of one JetStream's streams, by stream and name."""
 
@@ -132,13 +156,33 @@ class ConsumerRegistry:
         self.clock: Callable[[], int] = js.clock   # Unix ns, the JetStream's clock
         self.bus = js.bus
         self._by_stream: dict[str, dict[str, Consumer]] = {}   # stream -> name -> consumer
+        # stream -> its consumers by the subjects they filter on (a message is offered only
+        # to those that may take it); literal deliver subject -> push consumers on it
+        self._by_filter: dict[str, FilterIndex[Consumer]] = {}
+        self._by_deliver: dict[str, dict[tuple[str, str], Consumer]] = {}
+        self._delivers: dict[tuple[str, str], str] = {}    # (stream, name) -> its deliver
         self._listening: set[int] = set()   # id() of the streams whose stores we hear from
+        # timed work: a heap of (due, rank, consumer); a consumer's earliest queued due and
+        # its rank (creation order: consumers due together tick in that order)
+        self._dues: list[tuple[int, int, Consumer]] = []
+        self._due_of: dict[int, int] = {}
+        self._rank: dict[int, int] = {}
+        self._ranks = itertools.count()
         self.bus.watch_interest(self._interest_changed)
 
     # -- what a consumer asks of its owner ------------------------------------------------
-    def schedule(self, due: int) -> None:
-        """A consumer has timed work at `due` (Unix ns)."""
+    def schedule(self, due: int, consumer: Consumer) -> None:
+        """`consumer` has timed work at `due` (Unix ns)."""
+        self._queue_due(consumer, due)
         self.js.schedule(due)
+
+    def _queue_due(self, consumer: Consumer, due: int) -> None:
+        key = id(consumer)
+        queued = self._due_of.get(key)
+        if (queued is not None and queued <= due) or key not in self._rank:
+            return
+        self._due_of[key] = due
+        heapq.heappush(self._dues, (due, self._rank[key], consumer))
 
     def consumer_inactive(self, consumer: Consumer) -> None:
         """A consumer's inactive threshold passed: it goes, as a deletion."""
@@ -150,10 +194,49 @@ class ConsumerRegistry:
         if self.js.closed:
             return
         with self.js.lock:
+            if is_literal(filter):
+                for consumer in list(self._by_deliver.get(filter, {}).values()):
+                    if consumer.push is not None and consumer.push.delivers_to(filter):
+                        consumer.interest_changed()
+                return
             for consumers in list(self._by_stream.values()):
                 for consumer in list(consumers.values()):
                     if consumer.push is not None and consumer.push.delivers_to(filter):
                         consumer.interest_changed()
+
+    def _index_locked(self, consumer: Consumer, *, wide: bool = False) -> None:
+        """(Re)index the consumer by its filters and its deliver subject.  `wide`: offer it
+        every message's removal (it may hold deliveries its filters no longer match)."""
+        key = consumer.stream.name, consumer.name
+        self._unindex_deliver(key)
+        index = self._filter_index(consumer.stream.name)
+        wide = wide or index.is_wide(consumer.name)
+        index.add(consumer.name, consumer.filters, consumer, wide=wide)
+        deliver = consumer.config.deliver_subject
+        if deliver:
+            self._by_deliver.setdefault(deliver, {})[key] = consumer
+            self._delivers[key] = deliver
+
+    def _unindex_locked(self, stream_name: str, name: str) -> None:
+        index = self._by_filter.get(stream_name)
+        if index is not None:
+            index.remove(name)
+        self._unindex_deliver((stream_name, name))
+
+    def _unindex_deliver(self, key: tuple[str, str]) -> None:
+        deliver = self._delivers.pop(key, None)
+        if deliver is not None:
+            on_it = self._by_deliver.get(deliver)
+            if on_it is not None:
+                on_it.pop(key, None)
+                if not on_it:
+                    del self._by_deliver[deliver]
+
+    def _filter_index(self, stream_name: str) -> FilterIndex[Consumer]:
+        index = self._by_filter.get(stream_name)
+        if index is None:
+            index = self._by_filter[stream_name] = FilterIndex()
+        return index
 
     # -- look up --------------------------------------------------------------------------
     def find_locked(self, stream_name: str, name: str) -> Consumer | None:
@@ -207,11 +290,13 @@ class ConsumerRegistry:
             consumers = self._by_stream.get(target.stream, {})
             plan = consumercreate.plan_request(
                 request, target, stream=stream.config if stream is not None else None,
-                consumers={n: c.config for n, c in consumers.items()},
+                consumers=ConfigsView(consumers),
                 limits=self.js.consumer_limits, has_interest=self.bus.has_interest)
             if plan.exists:
                 consumer = consumers[plan.name]
+                old_filters = sorted(consumer.filters)
                 consumer.update_config(plan.config)
+                self._index_locked(consumer, wide=sorted(consumer.filters) != old_filters)
             else:
                 consumer = self._new_locked(stream, plan.name, plan.config)
             return consumer_info(consumer, self.clock())
@@ -234,6 +319,11 @@ class ConsumerRegistry:
     def _attach_locked(self, stream, name: str, config, store, created: int) -> Consumer:
         consumer = Consumer(self, stream, name, config, store, created)
         self._of_stream(stream.name)[name] = consumer
+        self._rank[id(consumer)] = next(self._ranks)
+        self._queue_due(consumer, self.clock())     # its first tick: now
+        # recovered deliveries were made under the filters of their time: such a consumer
+        # hears of every removal
+        self._index_locked(consumer, wide=bool(consumer.ack_state.num_pending))
         self._listen_locked(stream)
         stream.register_interest(name, consumer.filters, consumer.needs_ack)
         self.js.need_timers()
@@ -245,10 +335,10 @@ class ConsumerRegistry:
         if id(stream) in self._listening:
             return
         self._listening.add(id(stream))
-        consumers = self._of_stream(stream.name)
+        candidates = self._filter_index(stream.name).candidates
 
         def stored(_stream, seq, subject, _hdr, _payload, _ts):
-            for consumer in list(consumers.values()):
+            for consumer in candidates(subject):
                 consumer.on_stored(seq, subject)
         stream.listeners.append(stored)
 
@@ -286,6 +376,8 @@ class ConsumerRegistry:
     def _remove_locked(self, consumer: Consumer, *, advise: bool = True) -> None:
         stream = consumer.stream
         self._by_stream.get(stream.name, {}).pop(consumer.name, None)
+        self._unindex_locked(stream.name, consumer.name)
+        self._forget_dues(consumer)
         kept = getattr(stream.store, "_consumers", None)    # (a plug-in store may keep none)
         if kept is not None:
             kept.pop(consumer.name, None)
@@ -345,14 +437,29 @@ class ConsumerRegistry:
 
     # -- time -----------------------------------------------------------------------------
     def tick_locked(self, now: int) -> int | None:
-        """Every consumer's due work; when the next is due (None: nothing)."""
-        due = None
-        for consumers in list(self._by_stream.values()):
-            for consumer in list(consumers.values()):
-                at = consumer.tick(now)
-                if at is not None and (due is None or at < due):
-                    due = at
-        return due
+        """The due consumers' work; when the next is due (None: nothing)."""
+        dues, due_of = self._dues, self._due_of
+        ready: list[tuple[int, Consumer]] = []
+        while dues and dues[0][0] <= now:
+            due, rank, consumer = heapq.heappop(dues)
+            if due_of.get(id(consumer)) == due:     # else a later queueing replaced it
+                del due_of[id(consumer)]
+                ready.append((rank, consumer))
+        ready.sort(key=lambda entry: entry[0])
+        for _rank, consumer in ready:
+            if id(consumer) not in self._rank:      # removed by an earlier one's tick
+                continue
+            at = consumer.tick(now)
+            if at is not None:
+                self._queue_due(consumer, at)
+        while dues and due_of.get(id(dues[0][2])) != dues[0][0]:
+            heapq.heappop(dues)
+        return dues[0][0] if dues else None
+
+    def _forget_dues(self, consumer: Consumer) -> None:
+        """A consumer left: no more ticks (its heap entries are skipped as they come)."""
+        self._rank.pop(id(consumer), None)
+        self._due_of.pop(id(consumer), None)
 
     # -- what happened to a stream --------------------------------------------------------
     def stream_purged_locked(self, stream, subject: str) -> None:
@@ -373,13 +480,19 @@ class ConsumerRegistry:
 
     def message_removed_locked(self, stream, seq: int, subject: str) -> None:
         """A message was deleted from the stream: its consumers adjust (decStreamPending)."""
-        for consumer in list(self._by_stream.get(stream.name, {}).values()):
-            consumer.on_removed(seq, subject)
+        index = self._by_filter.get(stream.name)
+        if index is not None:
+            for consumer in index.candidates(subject):
+                consumer.on_removed(seq, subject)
 
     def stream_deleted_locked(self, stream_name: str) -> None:
         """The stream was deleted: its consumers go with it (no advisories, as nats)."""
+        for name in self._by_stream.get(stream_name, {}):
+            self._unindex_deliver((stream_name, name))
+        self._by_filter.pop(stream_name, None)
         for consumer in list(self._by_stream.pop(stream_name, {}).values()):
             consumer.stream_deleted()
+            self._forget_dues(consumer)
 
     def reader_gone(self, subject: str, inbox: str) -> None:
         """Nobody reads `inbox` any more: drop the pull requests answering to it."""

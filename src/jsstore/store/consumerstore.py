@@ -41,6 +41,11 @@ META_FILE = "meta.inf"
 META_SUM_FILE = "meta.sum"
 STATE_FILE = "o.dat"
 FLUSH_INTERVAL = 0.1  # seconds: at most ~10 o.dat writes per second per consumer
+# A large state is written less often: encoding o.dat is a pass over every pending ack
+# (about 0.3 s at 1M pending) that holds the store's lock, so the interval is at least
+# ENCODE_SHARE times the last encoding's duration (the writes take at most 1/ENCODE_SHARE
+# of the time, and an ack waits on one at most that often).
+ENCODE_SHARE = 10
 DIR_PERMS = 0o700
 
 
@@ -293,6 +298,7 @@ class FileConsumerStore(_ConsumerStoreBase):
         self._dirty = False            # state changed since the last o.dat write
         self._scheduled = False        # a timer write is queued
         self._last_write = 0.0         # time.monotonic() of the last o.dat write
+        self._interval = FLUSH_INTERVAL  # between timer writes (grows with the state)
         self.last_flush_error: Exception | None = None  # of the background writer
         # the first failed write of o.dat or the meta files: every later write fails with it
         # until the store is reopened (the state in memory stays readable)
@@ -340,7 +346,10 @@ class FileConsumerStore(_ConsumerStoreBase):
             with self._lock:
                 if self._closed or not (force or self._dirty):
                     return
+                started = time.perf_counter()
                 encoded = self._acks.encode()
+                self._interval = max(FLUSH_INTERVAL,
+                                     ENCODE_SHARE * (time.perf_counter() - started))
                 self._dirty = False
             try:
                 self._write_file(self._state_path, encoded)
@@ -354,7 +363,7 @@ class FileConsumerStore(_ConsumerStoreBase):
         self._dirty = True
         if not self._scheduled:
             self._scheduled = True
-            _FLUSHER.schedule(self, max(time.monotonic(), self._last_write + FLUSH_INTERVAL))
+            _FLUSHER.schedule(self, max(time.monotonic(), self._last_write + self._interval))
 
     def _write_now(self) -> None:
         self._write_state(force=True)
@@ -371,7 +380,7 @@ class FileConsumerStore(_ConsumerStoreBase):
         with self._lock:
             self._scheduled = self._dirty and not self._closed and self.write_error is None
             if self._scheduled:
-                _FLUSHER.schedule(self, max(due, self._last_write + FLUSH_INTERVAL))
+                _FLUSHER.schedule(self, max(due, self._last_write + self._interval))
 
     # -- contract additions -----------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from typing import Callable
 
 from jsstore._core.subjects import _subject_matches
 from jsstore.errors import StoreError
+from jsstore.stream.filterindex import FilterIndex
 
 LIMITS, INTEREST, WORKQUEUE = "limits", "interest", "workqueue"
 
@@ -38,21 +39,28 @@ class Interest:
 
 @dataclass
 class RetentionTracker:
-    """The registered consumers of one interest or workqueue stream."""
+    """The registered consumers of one interest or workqueue stream, found by subject
+    (a publish or an ack asks only the consumers whose filters may match)."""
     policy: str
     consumers: dict[str, Interest] = field(default_factory=dict)
+    by_subject: FilterIndex[Interest] = field(default_factory=FilterIndex)
 
     def register(self, interest: Interest) -> None:
         self.consumers[interest.name] = interest
+        self.by_subject.add(interest.name, interest.filters, interest)
+
+    def unregister(self, name: str) -> None:
+        self.consumers.pop(name, None)
+        self.by_subject.remove(name)
 
     def interested(self, subject: str) -> bool:
         """Whether some consumer would take a message on `subject`."""
-        return any(c.matches(subject) for c in self.consumers.values())
+        return any(c.matches(subject) for c in self.by_subject.candidates(subject))
 
     def needed(self, seq: int, subject: str, *, besides: str | None = None) -> bool:
         """Whether a consumer (other than `besides`) still needs the message."""
-        return any(name != besides and c.matches(subject) and c.needs_ack(seq, subject)
-                   for name, c in self.consumers.items())
+        return any(c.name != besides and c.matches(subject) and c.needs_ack(seq, subject)
+                   for c in self.by_subject.candidates(subject))
 
 
 def tracker_for(config) -> RetentionTracker | None:
@@ -85,7 +93,7 @@ def forget(tracker: RetentionTracker, store, consumer: str) -> int:
     """A consumer went away: on an interest stream, remove every message no remaining
     consumer needs (a workqueue keeps its messages for the next consumer). Returns how
     many were removed."""
-    tracker.consumers.pop(consumer, None)
+    tracker.unregister(consumer)
     removed = 0
     if tracker.policy != INTEREST:
         return 0

@@ -1,0 +1,79 @@
+"""The members of a stream (its consumers) found by the subject a message is on.
+
+A stream with many consumers must not ask each of them about every message: with
+10,000 consumers that each filter one subject, a publish would cost 10,000 filter
+matches.  ``FilterIndex`` keeps the members whose filters are all literal subjects in a
+dictionary by subject, and the rest (a wildcard filter, no filter at all, or a member
+marked ``wide``) in one list that every lookup goes through.  ``candidates(subject)``
+gives every member whose filters may match `subject`, in the order the members were
+added; a caller still applies its own match to them (it is exact for the literal ones).
+"""
+
+from __future__ import annotations
+
+from itertools import count
+from typing import Generic, Hashable, Iterable, TypeVar
+
+from jsstore._core.subjects import is_literal
+
+T = TypeVar("T")
+
+
+class FilterIndex(Generic[T]):
+    """Members by the literal subjects they filter on, the others in one list."""
+
+    def __init__(self) -> None:
+        self._literal: dict[str, dict[Hashable, tuple[int, T]]] = {}
+        self._wide: dict[Hashable, tuple[int, T]] = {}
+        self._where: dict[Hashable, tuple[str, ...] | None] = {}   # None: in _wide
+        self._order = count()
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def add(self, key: Hashable, filters: Iterable[str], member: T, *,
+            wide: bool = False) -> None:
+        """Index `member` under `key` (replacing what `key` had) for `filters` (none:
+        every subject).  A `wide` member is offered for every subject."""
+        self.remove(key)
+        filters = tuple(filters)
+        entry = (next(self._order), member)
+        if wide or not filters or not all(is_literal(f) for f in filters):
+            self._wide[key] = entry
+            self._where[key] = None
+            return
+        for subject in filters:
+            self._literal.setdefault(subject, {})[key] = entry
+        self._where[key] = filters
+
+    def is_wide(self, key: Hashable) -> bool:
+        """Whether `key`'s member is offered for every subject."""
+        return key in self._where and self._where[key] is None
+
+    def remove(self, key: Hashable) -> None:
+        """Drop `key`'s member, if indexed."""
+        if key not in self._where:
+            return
+        filters = self._where.pop(key)
+        if filters is None:
+            del self._wide[key]
+            return
+        for subject in filters:
+            members = self._literal.get(subject)
+            if members is not None:
+                members.pop(key, None)
+                if not members:
+                    del self._literal[subject]
+
+    def candidates(self, subject: str) -> list[T]:
+        """The members whose filters may match `subject`, in the order they were added."""
+        literal = self._literal.get(subject)
+        wide = self._wide
+        if not literal:
+            return [member for _, member in wide.values()] if wide else []
+        if not wide:
+            return [member for _, member in literal.values()]
+        entries = list(literal.values())
+        entries.extend(wide.values())
+        entries.sort(key=lambda entry: entry[0])
+        return [member for _, member in entries]
