@@ -47,6 +47,19 @@ FUNCTION_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("jsstore.testing.plugin", "jsstore.aio.context"):
         "the plugin loads in every pytest run of an environment with jsstore installed; "
         "the asyncio layer (about 40 ms) only for a test that asks for the jetstream fixture",
+    ("jsstore", "jsstore.api.router"):
+        "the wire API handlers load with a JetStream's first request (a started server that "
+        "no client asks anything of never loads them: jsstore serve starts sooner, idles "
+        "smaller)",
+    ("jsstore.cli.main", "jsstore.cli.serve"):
+        "the jsstore command imports only the verb it runs: serve loads the server, not "
+        "the verbs' parsers and the asyncio API beneath their remote back end",
+    ("jsstore.cli.main", "jsstore.cli.verbs"):
+        "the jsstore command imports only the verb it runs: the nats CLI verbs (and their "
+        "back ends) are not loaded by jsstore serve",
+    ("jsstore.cli.serve", "jsstore.api.disabled"):
+        "the answer to the API requests of an account without JetStream (it imports the "
+        "API handlers) loads with the first such request",
     ("jsstore", "jsstore.buckets"):
         "import jsstore stays as cheap as it was: the synchronous buckets (and the asyncio "
         "layer beneath them) load with a JetStream's first key-value or object store call",

@@ -26,22 +26,17 @@ from jsstore.api.streams import StreamApi
 from jsstore.consumer import pullrequests
 from jsstore.gocompat import json as gojson
 from jsstore.stream import advisories
-from jsstore.stream.puback import pub_error_json, unanswered
+from jsstore.stream.puback import NO_ANSWER, pub_error_json, unanswered
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import headers as header_block
 from jsstore.wire.ackreply import ACK_PREFIX
-from jsstore.wire.api import api_level_too_high
+from jsstore.wire.api import PULL_REQUEST_PREFIX, api_level_too_high
 from jsstore.wire.bus import Msg
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
 
-# what capture_locked returns for a publish a stream took but answers nothing to (compared
-# by identity): its store failed to write (stream.puback.unanswered)
-NO_ANSWER = bytes(bytearray(b"(no answer)"))
-
 DIRECT_GET = schemas.API_PREFIX + "DIRECT.GET"
 DIRECT_GET_PREFIX = DIRECT_GET + "."
-PULL_REQUEST_PREFIX = schemas.API_PREFIX + "CONSUMER.MSG.NEXT."
 RESET_PREFIX = schemas.API_PREFIX + "CONSUMER.RESET."
 CONSUMER_PREFIX = schemas.API_PREFIX + "CONSUMER."
 FLOW_CONTROL_PREFIX = "$JS.FC."
@@ -331,12 +326,6 @@ class Router:
             if unanswered(exc):
                 return NO_ANSWER
             return pub_error_json(stream.name, exc)
-
-
-def is_plain_ack(subject: str, payload: bytes, reply: str | None) -> bool:
-    """An ack that asks for no answer and only acknowledges (what clients send most)."""
-    return (not reply and subject.startswith(ACK_PREFIX)
-            and (not payload or payload == b"+ACK"))
 
 
 def _apply_ack(consumer, tokens: list[str], subject: str, payload: bytes, reply: str) -> bool:

@@ -36,8 +36,6 @@ import sys
 import tempfile
 import time
 
-from jsstore.api import schemas
-from jsstore.api.disabled import not_enabled
 from jsstore.cli.errors import UsageError
 from jsstore.cli.storefactory import FactorySpecError, load_store_factory
 from jsstore.jetstream import account as jetstream
@@ -52,6 +50,7 @@ from jsstore.server.tlsconfig import TLSSettings
 from jsstore.store.config import StoreOptions
 from jsstore.store.syncgroup import SyncGroup
 from jsstore.version import __version__
+from jsstore.wire.api import SERVER_VERSION
 
 # flag -> (canonical name, takes a value)
 FLAGS = {
@@ -190,6 +189,13 @@ LIMIT_OPTIONS = ("max_connections", "max_subscriptions", "max_control_line", "pi
                  "ping_max", "auth_timeout")
 
 
+def not_enabled(subject: str, send) -> bool:
+    """The answer of an account without JetStream to a ``$JS.API`` request (10039, "JetStream
+    not enabled for account"): jsstore.api.disabled, imported with the first such request."""
+    from jsstore.api.disabled import not_enabled as answer
+    return answer(subject, send)
+
+
 def tls_from_flags(options: dict) -> TLSSettings:
     """The TLS settings of the command line (which replace a configuration's tls block):
     --tls, --tlsverify (clients' certificates verified), --tlscert, --tlskey, --tlscacert."""
@@ -242,7 +248,7 @@ def serve(options: dict) -> int:
             server.http_port = int(options["http_port"])
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    log.info(f"Starting jsstore {__version__} (nats-server {schemas.SERVER_VERSION} API)")
+    log.info(f"Starting jsstore {__version__} (nats-server {SERVER_VERSION} API)")
     if server.js is not None:
         log.info("Starting JetStream")
         log.info(f"    Store Directory: \"{server.js.directory}\"")

@@ -20,7 +20,6 @@ import secrets
 import threading
 
 from jsstore._core import protocol
-from jsstore.api import schemas
 from jsstore.gocompat import json as gojson
 from jsstore.server.accounts import GLOBAL_ACCOUNT, Account
 from jsstore.server.auth import Authenticator
@@ -39,6 +38,7 @@ from jsstore.server.monitor import Monitor
 from jsstore.server.output import HOLD_TIME
 from jsstore.server.tlsconfig import TLSSettings
 from jsstore.version import __version__ as JSSTORE_VERSION
+from jsstore.wire.api import SERVER_VERSION
 
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
@@ -75,7 +75,7 @@ class Server:
         self.slow_consumers = 0
         self.stats = {"total_connections": 0, "in_msgs": 0, "in_bytes": 0, "out_msgs": 0,
                       "out_bytes": 0}
-        self.info_version = schemas.SERVER_VERSION
+        self.info_version = SERVER_VERSION
         self.lame_duck_duration = LAME_DUCK_DURATION
         self.lame_duck_grace_period = LAME_DUCK_GRACE_PERIOD
         self.ldm = False                            # in lame duck mode
@@ -119,7 +119,7 @@ class Server:
     # -- INFO -------------------------------------------------------------------------------
     def info_json(self, cid: int, **extra) -> bytes:
         info = {"server_id": self.server_id, "server_name": self.server_name,
-                "version": schemas.SERVER_VERSION, "proto": 1, "go": GO_VERSION,
+                "version": SERVER_VERSION, "proto": 1, "go": GO_VERSION,
                 "host": self.host, "port": self.port, "headers": True,
                 **({"auth_required": True} if self.auth.required else {}),
                 **({"tls_required": True} if self.tls is not None else {}),

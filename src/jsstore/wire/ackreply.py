@@ -277,3 +277,9 @@ def sends_reply(ack: Ack, stream_seq: int, applied: bool) -> bool:
     if kind is ACK or kind is TERM:
         return applied
     return True
+
+
+def is_plain_ack(subject: str, payload: bytes, reply: str | None) -> bool:
+    """An ack that asks for no answer and only acknowledges (what clients send most)."""
+    return (not reply and subject.startswith(ACK_PREFIX)
+            and (not payload or payload == b"+ACK"))

@@ -9,6 +9,8 @@ import re
 from jsstore.wire import headers as header_block
 
 API_PREFIX = "$JS.API."
+# a pull request: $JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>
+PULL_REQUEST_PREFIX = API_PREFIX + "CONSUMER.MSG.NEXT."
 TYPE_PREFIX = "io.nats.jetstream.api.v1."
 API_LEVEL = 5                  # the JetStream API level reported (nats-server 2.15's)
 SERVER_VERSION = "2.15.1"      # the nats-server release whose JetStream API this implements
