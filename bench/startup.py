@@ -1,6 +1,7 @@
 """Start-up time and idle memory of ``jsstore serve`` against nats-server.
 
     python bench/startup.py [--n N] [--idle S] [--json FILE] [--no-fixture]
+                            [--compare-src DIR]
 
 Each server is started N times in each of two modes, the servers alternating (jsstore
 first in even rounds, nats-server first in odd ones), each on a fresh temporary store
@@ -19,6 +20,10 @@ cache (the bench runs with bytecode writing on, as an installed package has its 
 Also measured, alternating in the same way: ``python -c "import jsstore"`` against
 ``python -c pass`` (exec to exit), and the ``jsstore_server`` fixture's launcher
 (``jsstore.testing.server.start_server``: call -> a connection accepted) for both servers.
+
+``--compare-src DIR`` adds a third contender, ``jsstore serve`` from another source tree
+(say an older checkout's ``src``, with its extensions built), started in the same rounds:
+a before/after on one machine at one time.
 
 Printed: a markdown table of medians (and ratios jsstore / nats-server); ``--json`` also
 writes every measurement.
@@ -55,11 +60,12 @@ LISTENING = re.compile(rb"Listening for client connections on [^\s]*:(\d+)")
 READY = b"Server is ready"
 
 
-def child_env() -> dict:
-    """This tree's jsstore first on the path; bytecode written and read as installed."""
+def child_env(src: str = SRC) -> dict:
+    """The jsstore of `src` (this tree's) first on the path; bytecode written and read as
+    installed."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     path = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = SRC + (os.pathsep + path if path else "")
+    env["PYTHONPATH"] = src + (os.pathsep + path if path else "")
     return env
 
 
@@ -179,6 +185,8 @@ def main() -> int:
     parser.add_argument("--json", help="also write every measurement to this file")
     parser.add_argument("--no-fixture", action="store_true",
                         help="leave out the fixture launcher and the import measurements")
+    parser.add_argument("--compare-src", metavar="DIR",
+                        help="also start jsstore serve from this source tree (before/after)")
     args = parser.parse_args()
     binary = nats_server_binary()
     if binary is None:
@@ -187,14 +195,18 @@ def main() -> int:
     env = child_env()
     servers = {"jsstore": ([sys.executable, "-m", "jsstore", "serve"], env),
                "nats-server": ([binary], None)}
+    if args.compare_src:
+        servers["jsstore (compare-src)"] = ([sys.executable, "-m", "jsstore", "serve"],
+                                            child_env(os.path.abspath(args.compare_src)))
     for command, server_env in servers.values():           # warm the bytecode cache
         Start(command, server_env, api=True, idle=0.0)
-    rows: list[tuple[str, float, float, str]] = []
+    rows: list[tuple[str, float, float, float | None]] = []
     out: dict = {"n": args.n, "idle_s": args.idle}
 
     def record(label: str, values: dict[str, list], unit: str) -> None:
         js, nats = statistics.median(values["jsstore"]), statistics.median(values["nats-server"])
-        rows.append((label, js, nats, unit))
+        other = values.get("jsstore (compare-src)")
+        rows.append((label, js, nats, statistics.median(other) if other else None))
         out[label] = values
 
     for mode in ("idle", "api"):
@@ -213,24 +225,27 @@ def main() -> int:
             record(f"idle VmRSS {args.idle} s after ready, MiB",
                    {k: [s.rss_kib / 1024 for s in v] for k, v in starts.items()}, "MiB")
     if not args.no_fixture:
-        fixture = {"jsstore": ([sys.executable, "-m", "jsstore", "serve"], env),
-                   "nats-server": ([binary], None)}
         record("fixture launcher start (start_server), ms",
                {k: [t * 1000 for t in v] for k, v in alternate(
-                   args.n, fixture, lambda name, spec: fixture_start(*spec)).items()}, "ms")
-        imports = {"jsstore": [sys.executable, "-c", "import jsstore"],
-                   "nats-server": [sys.executable, "-c", "pass"]}
+                   args.n, servers, lambda name, spec: fixture_start(*spec)).items()}, "ms")
+        imports = {name: ([sys.executable, "-c", "import jsstore"], spec[1])
+                   for name, spec in servers.items()}
+        imports["nats-server"] = ([sys.executable, "-c", "pass"], env)
         record("python -c 'import jsstore' (baseline: python -c pass), ms",
                {k: [t * 1000 for t in v] for k, v in alternate(
-                   args.n, imports, lambda name, cmd: exec_to_exit(cmd, env)).items()}, "ms")
+                   args.n, imports, lambda name, spec: exec_to_exit(*spec)).items()}, "ms")
     print(f"n = {args.n} starts of each server per mode, medians\n")
-    print("| measure | jsstore | nats-server (baseline) | ratio |")
-    print("|---|---:|---:|---:|")
-    for label, js, nats, unit in rows:
-        print(f"| {label} | {js:.1f} | {nats:.1f} | {js / nats:.2f}x |")
+    compare = " compare-src | its ratio |" if args.compare_src else ""
+    print(f"| measure | jsstore | nats-server (baseline) | ratio |{compare}")
+    print("|---|---:|---:|---:|" + ("---:|---:|" if args.compare_src else ""))
+    for label, js, nats, other in rows:
+        extra = f" {other:.1f} | {other / nats:.2f}x |" if other is not None else ""
+        extra = extra or (" - | - |" if args.compare_src else "")
+        print(f"| {label} | {js:.1f} | {nats:.1f} | {js / nats:.2f}x |{extra}")
     if args.json:
-        out["medians"] = {label: {"jsstore": js, "baseline": nats, "ratio": js / nats}
-                          for label, js, nats, _ in rows}
+        out["medians"] = {label: {"jsstore": js, "baseline": nats, "ratio": js / nats,
+                                  "compare_src": other}
+                          for label, js, nats, other in rows}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
     return 0

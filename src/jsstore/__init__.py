@@ -21,12 +21,12 @@ also takes it, keeping the fields it acts on as its ``StoreConfig``.
 
 import importlib
 
-from jsstore.jetstream import account as _account
+from jsstore.jetstream import plugs as _plugs
 from jsstore.version import __version__
 
 # The public names, each imported from its module on first use: ``import jsstore`` (which
 # every ``python -m jsstore serve`` and every ``jsstore`` command pays first) loads only the
-# embedded account and the wiring below; ``jsstore.FileStore`` and the rest load with the
+# wiring below into the embedded account; ``jsstore.FileStore`` and the rest load with the
 # first look-up, and are then plain attributes of the package.
 _PUBLIC = {
     "errors": ("jsstore.errors", None),
@@ -45,14 +45,14 @@ _PUBLIC = {
     "StoreConfig": ("jsstore.store.config", "StoreConfig"),
     "StoreOptions": ("jsstore.store.config", "StoreOptions"),
     "FileStore": ("jsstore.store.filestore", "FileStore"),
-    "stream_dir": ("jsstore.store.filestore", "stream_dir"),
+    "stream_dir": ("jsstore.store.layout", "stream_dir"),
     "MemStore": ("jsstore.store.memstore", "MemStore"),
     "StreamConfig": ("jsstore.stream.config", "StreamConfig"),
     "aio": ("jsstore.aio", None),
 }
 
 
-def _router(js: _account.JetStream):
+def _router(js):
     """The wire API handlers of `js` (jsstore.api, imported on its first request: a
     server that no client asks anything of never loads them)."""
     from jsstore.api.router import Router
@@ -60,17 +60,17 @@ def _router(js: _account.JetStream):
 
 
 # the composition root: the embedded account answers requests through the wire API handlers
-_account.use_api(_router)
+_plugs.use_api(_router)
 
 
-def _buckets(js: _account.JetStream):
+def _buckets(js):
     """The key-value and object store calls of `js` (jsstore.buckets, over the asyncio
     layer, imported on the first such call)."""
     from jsstore.buckets import Buckets
     return Buckets(js)
 
 
-_account.use_buckets(_buckets)
+_plugs.use_buckets(_buckets)
 
 
 def __getattr__(name: str):

@@ -26,11 +26,11 @@ from jsstore.api.streams import StreamApi
 from jsstore.consumer import pullrequests
 from jsstore.gocompat import json as gojson
 from jsstore.stream import advisories
-from jsstore.stream.puback import NO_ANSWER, pub_error_json, unanswered
+from jsstore.stream.puback import pub_error_json, unanswered
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import headers as header_block
 from jsstore.wire.ackreply import ACK_PREFIX
-from jsstore.wire.api import PULL_REQUEST_PREFIX, api_level_too_high
+from jsstore.wire.api import NO_ANSWER, PULL_REQUEST_PREFIX, api_level_too_high
 from jsstore.wire.bus import Msg
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply

@@ -25,21 +25,28 @@ from __future__ import annotations
 import os
 import secrets
 import string
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import msgspec
 
 from jsstore.consumer import config as consumerconfig
-from jsstore.consumer import create as consumercreate
 from jsstore.consumer.config import ConsumerConfig
-from jsstore.consumer.consumer import Consumer, rfc3339_ns
+from jsstore.deferred import deferred
 from jsstore.errors import StoreError
 from jsstore.gocompat.durations import time_sub
 from jsstore.gocompat.times import ZERO_TIME, rfc3339_nano
-from jsstore.jetstream.pullsub import PullSubscription
-from jsstore.store.consumerstore import CONSUMER_DIR, read_consumer_meta
-from jsstore.stream import advisories
-from jsstore.wire import apierrors as api_errors
+
+if TYPE_CHECKING:
+    from jsstore.consumer.consumer import Consumer
+    from jsstore.jetstream.pullsub import PullSubscription
+
+# the consumers' machinery loads with the first consumer (or the first consumer request)
+consumercreate = deferred("jsstore.consumer.create")
+consumer_module = deferred("jsstore.consumer.consumer")
+pullsub = deferred("jsstore.jetstream.pullsub")
+consumerstore = deferred("jsstore.store.consumerstore")
+advisories = deferred("jsstore.stream.advisories")
+api_errors = deferred("jsstore.wire.apierrors")
 
 _NAME_ALPHABET = string.ascii_letters + string.digits
 GO_ZERO_TIME = ZERO_TIME
@@ -110,7 +117,7 @@ def consumer_info(consumer: Consumer, now: int) -> ConsumerInfo:
         groups = [PriorityGroupState(group=cfg.priority_groups[0], pinned_client_id=pin_id,
                                      pinned_ts=rfc3339_nano(pinned_at)
                                      if pinned_at else GO_ZERO_TIME)]
-    pause_until = rfc3339_ns(cfg.pause_until)
+    pause_until = consumer_module.rfc3339_ns(cfg.pause_until)
     paused = now < pause_until
     return ConsumerInfo(
         stream_name=consumer.stream.name, name=consumer.name,
@@ -232,7 +239,7 @@ class ConsumerRegistry:
         return consumer
 
     def _attach_locked(self, stream, name: str, config, store, created: int) -> Consumer:
-        consumer = Consumer(self, stream, name, config, store, created)
+        consumer = consumer_module.Consumer(self, stream, name, config, store, created)
         self._of_stream(stream.name)[name] = consumer
         self._listen_locked(stream)
         stream.register_interest(name, consumer.filters, consumer.needs_ack)
@@ -400,14 +407,14 @@ class ConsumerRegistry:
         directory = getattr(stream.store, "directory", None)
         if directory is None:
             return
-        root = os.path.join(directory, CONSUMER_DIR)
+        root = os.path.join(directory, consumerstore.CONSUMER_DIR)
         if not os.path.isdir(root):
             return
         for name in sorted(os.listdir(root)):
             path = os.path.join(root, name)
             try:
-                meta = read_consumer_meta(path, stream.name)
-                created = rfc3339_ns(meta.pop("Created", None))
+                meta = consumerstore.read_consumer_meta(path, stream.name)
+                created = consumer_module.rfc3339_ns(meta.pop("Created", None))
                 meta.pop("Name", None)
                 config = consumerconfig.from_dict(meta)
                 store = stream.store.consumer_store(name, created, consumerconfig.to_dict(config))
@@ -430,7 +437,7 @@ class ConsumerRegistry:
                     raise api_errors.JSStreamNotFoundErr()
                 stream = found.name
             if durable and durable in self._by_stream.get(stream, {}):
-                return PullSubscription(self.js, stream, durable)
+                return pullsub.PullSubscription(self.js, stream, durable)
             fields = {} if config is None else {}
             base = config or ConsumerConfig(ack_policy="explicit")
             if subject and not (base.filter_subject or base.filter_subjects):
@@ -438,4 +445,4 @@ class ConsumerRegistry:
             if durable:
                 fields["durable_name"] = durable
             info = self.add_consumer(stream, base, **fields)
-            return PullSubscription(self.js, stream, info.name, ephemeral=not durable)
+            return pullsub.PullSubscription(self.js, stream, info.name, ephemeral=not durable)

@@ -10,10 +10,12 @@ from typing import Iterator
 
 import msgspec
 
-from jsstore._core.hashing import meta_hash_key, meta_sum
-from jsstore.store.filestore import META_FILE, META_SUM_FILE, stream_dir
-from jsstore.stream import config as streamconfig
-from jsstore.stream.config import StreamConfig
+from jsstore.deferred import deferred
+from jsstore.store.layout import META_FILE, META_SUM_FILE, stream_dir
+
+# what reading a stream's meta.inf takes, loaded with the first stream found
+hashing = deferred("jsstore._core.hashing")
+streamconfig = deferred("jsstore.stream.config")
 
 
 class _Created(msgspec.Struct):
@@ -24,7 +26,7 @@ class _Created(msgspec.Struct):
 class FoundStream:
     name: str
     directory: str
-    config: StreamConfig | None = None  # normalized, as nats-server keeps it
+    config: object = None   # its StreamConfig, normalized as nats-server keeps it
     created: str = ""
     reason: str = ""                # why the stream cannot be opened ("" it can)
 
@@ -51,7 +53,7 @@ def read_stream_meta(name: str, directory: str) -> FoundStream:
             checksum = f.read()
     except FileNotFoundError:
         checksum = None
-    if checksum is not None and checksum != meta_sum(meta_hash_key(name), data):
+    if checksum is not None and checksum != hashing.meta_sum(hashing.meta_hash_key(name), data):
         found.reason = "meta.inf checksum does not match meta.sum"
         return found
     try:

@@ -20,6 +20,7 @@ import secrets
 import threading
 
 from jsstore._core import protocol
+from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.server.accounts import GLOBAL_ACCOUNT, Account
 from jsstore.server.auth import Authenticator
@@ -32,13 +33,15 @@ from jsstore.server.defaults import (
     LAME_DUCK_DURATION,
     LAME_DUCK_GRACE_PERIOD,
 )
-from jsstore.server.durable import DurableAcks
 from jsstore.server.limits import AccountLimits, Limits
-from jsstore.server.monitor import Monitor
 from jsstore.server.output import HOLD_TIME
 from jsstore.server.tlsconfig import TLSSettings
 from jsstore.version import __version__ as JSSTORE_VERSION
 from jsstore.wire.api import SERVER_VERSION
+
+# loaded when asked for: sync always's held answers, the monitoring port
+durable_acks = deferred("jsstore.server.durable")
+monitoring = deferred("jsstore.server.monitor")
 
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
@@ -89,7 +92,7 @@ class Server:
         for name, values in (account_limits or {}).items():
             self.account(name).limits = AccountLimits(**values)
         # sync always: PubAcks held until their fsync (the stores' options carry a SyncGroup)
-        self.durable = DurableAcks(self) if sync_always else None
+        self.durable = durable_acks.DurableAcks(self) if sync_always else None
         self.sync_interval = sync_interval          # ns, as configured (shown by /varz)
         self.clients: dict[int, Client] = {}
         self.dirty: set[Client] = set()
@@ -199,7 +202,7 @@ class Server:
             lambda: Client(self, next(self._cids)), self.host, port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         if self.http_port is not None:
-            self.monitor = Monitor(self, self.host, self.http_port)
+            self.monitor = monitoring.Monitor(self, self.host, self.http_port)
             await self.monitor.start()
 
     async def stop(self) -> None:

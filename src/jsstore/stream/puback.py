@@ -36,11 +36,6 @@ class PubAck(msgspec.Struct, omit_defaults=True):
         return head + b"}"
 
 
-# what a stream's capture returns for a publish it took but answers nothing to (compared
-# by identity): its store failed to write (`unanswered`)
-NO_ANSWER = bytes(bytearray(b"(no answer)"))
-
-
 def pub_error_json(stream: str, error: api_errors.ApiError) -> bytes:
     """A rejected publish's answer: the error, then the stream with sequence 0."""
     return (b'{"error":' + gojson.encode(error.to_dict()) + b',"stream":'

@@ -11,6 +11,10 @@ from jsstore.wire import headers as header_block
 API_PREFIX = "$JS.API."
 # a pull request: $JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>
 PULL_REQUEST_PREFIX = API_PREFIX + "CONSUMER.MSG.NEXT."
+# what a stream's capture of a publish returns when it took the message but answers the
+# publisher nothing (compared by identity): its store failed to write
+# (jsstore.stream.puback.unanswered)
+NO_ANSWER = bytes(bytearray(b"(no answer)"))
 TYPE_PREFIX = "io.nats.jetstream.api.v1."
 API_LEVEL = 5                  # the JetStream API level reported (nats-server 2.15's)
 SERVER_VERSION = "2.15.1"      # the nats-server release whose JetStream API this implements
