@@ -209,3 +209,11 @@ def test_the_allowed_function_imports_are_still_there():
 ])
 def test_the_rule_itself(importer, imported, expected):
     assert (rank_of(imported) <= rank_of(importer)) is expected
+
+
+def test_deferred_modules_are_read_as_imports():
+    """``name = deferred("jsstore.x")`` is an import of jsstore.x to these rules (at the
+    module's top: not an import hidden in a function)."""
+    found = {(f.importer, f.imported): f.inner for f in all_imports()}
+    assert found[("jsstore.jetstream.account", "jsstore.stream.stream")] is False
+    assert found[("jsstore.jetstream.stores", "jsstore.store.filestore")] is False

@@ -33,11 +33,11 @@ import os
 import signal
 import ssl
 import sys
-import tempfile
 import time
 
 from jsstore.cli.errors import UsageError
 from jsstore.cli.storefactory import FactorySpecError, load_store_factory
+from jsstore.deferred import deferred
 from jsstore.jetstream import account as jetstream
 from jsstore.jetstream.info import AccountLimits
 from jsstore.jetstream.limits import ServerResources
@@ -48,9 +48,11 @@ from jsstore.server.defaults import DEFAULT_MAX_PENDING, DEFAULT_SYNC_INTERVAL
 from jsstore.server.limits import Limits
 from jsstore.server.tlsconfig import TLSSettings
 from jsstore.store.config import StoreOptions
-from jsstore.store.syncgroup import SyncGroup
 from jsstore.version import __version__
 from jsstore.wire.api import SERVER_VERSION
+
+tempfile = deferred("tempfile")     # for the default store directory only
+syncgroup = deferred("jsstore.store.syncgroup")    # with sync always only
 
 # flag -> (canonical name, takes a value)
 FLAGS = {
@@ -150,7 +152,7 @@ def store_options(options: dict) -> StoreOptions:
     the fsyncs), else the background fsync interval (nats-server's default when <= 0)."""
     setting = sync_setting(options)
     if setting == "always":
-        return StoreOptions(sync="always", group=SyncGroup())
+        return StoreOptions(sync="always", group=syncgroup.SyncGroup())
     interval = setting if setting > 0 else DEFAULT_SYNC_INTERVAL
     return StoreOptions(sync_interval=interval / 1e9)
 

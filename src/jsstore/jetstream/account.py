@@ -34,8 +34,7 @@ from jsstore.deferred import deferred
 from jsstore.errors import StoreClosed
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.jetstream import limits as account_limits
-from jsstore.jetstream import plugs
-from jsstore.jetstream import recovery
+from jsstore.jetstream import plugs, recovery
 from jsstore.jetstream.consumers import ConsumerRegistry
 from jsstore.jetstream.info import (
     AccountInfo,

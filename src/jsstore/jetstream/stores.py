@@ -11,7 +11,6 @@ so that recovery (``jsstore.jetstream.recovery``) finds the stream again.
 from __future__ import annotations
 
 import os
-import shutil
 
 from jsstore.deferred import deferred
 from jsstore.store.config import StoreConfig, StoreOptions
@@ -23,6 +22,7 @@ filestore = deferred("jsstore.store.filestore")
 memstore = deferred("jsstore.store.memstore")
 files = deferred("jsstore.store.files")
 hashing = deferred("jsstore._core.hashing")
+shutil = deferred("shutil")        # (it imports the compression modules)
 
 
 def checked(store) -> StreamStore:
