@@ -34,6 +34,7 @@ from jsstore.server.defaults import (
     LAME_DUCK_GRACE_PERIOD,
 )
 from jsstore.server.limits import AccountLimits, Limits
+from jsstore.server.listen import bound_socket
 from jsstore.server.output import HOLD_TIME
 from jsstore.server.tlsconfig import TLSSettings
 from jsstore.version import __version__ as JSSTORE_VERSION
@@ -198,8 +199,13 @@ class Server:
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
         port = 0 if self.port in (-1, 0) else self.port
-        self._server = await self.loop.create_server(
-            lambda: Client(self, next(self._cids)), self.host, port, reuse_address=True)
+        sock = bound_socket(self.host, port)
+        if sock is not None:
+            self._server = await self.loop.create_server(
+                lambda: Client(self, next(self._cids)), sock=sock)
+        else:
+            self._server = await self.loop.create_server(
+                lambda: Client(self, next(self._cids)), self.host, port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         if self.http_port is not None:
             self.monitor = monitoring.Monitor(self, self.host, self.http_port)
