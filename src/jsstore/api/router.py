@@ -21,9 +21,9 @@ from jsstore.api import schemas
 from jsstore.api.cluster import cluster_only_type
 from jsstore.api.consumers import ConsumerApi
 from jsstore.api.direct import direct_get
-from jsstore.api.snapshot import SnapshotApi
 from jsstore.api.streams import StreamApi
 from jsstore.consumer import pullrequests
+from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.stream import advisories
 from jsstore.stream.puback import pub_error_json, unanswered
@@ -32,6 +32,9 @@ from jsstore.wire import headers as header_block
 from jsstore.wire.ackreply import ACK_PREFIX
 from jsstore.wire.api import NO_ANSWER, PULL_REQUEST_PREFIX, api_level_too_high
 from jsstore.wire.bus import Msg
+
+# snapshots and restores (the file store, archives, compression) load with the first one
+snapshot = deferred("jsstore.api.snapshot")
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
 
@@ -55,9 +58,9 @@ class Router:
         self._snapshots = None      # the snapshot/restore sessions, made on first use
         self._inboxes = itertools.count(1)   # request_msgs' reply subjects
 
-    def snapshots(self) -> SnapshotApi:
+    def snapshots(self) -> snapshot.SnapshotApi:
         if self._snapshots is None:
-            self._snapshots = SnapshotApi(self.js)
+            self._snapshots = snapshot.SnapshotApi(self.js)
         return self._snapshots
 
     def close(self) -> None:
