@@ -1,7 +1,7 @@
 """Start-up time and idle memory of ``jsstore serve`` against nats-server.
 
     python bench/startup.py [--n N] [--idle S] [--json FILE] [--no-fixture]
-                            [--compare-src DIR]
+                            [--compare-src DIR] [--floor]
 
 Each server is started N times in each of two modes, the servers alternating (jsstore
 first in even rounds, nats-server first in odd ones), each on a fresh temporary store
@@ -24,6 +24,11 @@ Also measured, alternating in the same way: ``python -c "import jsstore"`` again
 ``--compare-src DIR`` adds a third contender, ``jsstore serve`` from another source tree
 (say an older checkout's ``src``, with its extensions built), started in the same rounds:
 a before/after on one machine at one time.
+
+``--floor`` adds, to the idle runs, what any asyncio server on this interpreter costs: a
+few lines of Python that import asyncio, uvloop and msgspec (as jsstore serve does), listen,
+log the same two lines and send ``INFO`` -- the part of jsstore's figures that no change
+to jsstore can remove.
 
 Printed: a markdown table of medians (and ratios jsstore / nats-server); ``--json`` also
 writes every measurement.
@@ -54,6 +59,29 @@ for path in (SRC, os.path.join(ROOT, "tests")):
 from natsserver import nats_server_binary  # noqa: E402
 
 from jsstore.testing.server import start_server  # noqa: E402
+
+# --floor: the least an asyncio server with jsstore's dependencies does to get to "ready"
+FLOOR_SERVER = r"""
+import asyncio, os, signal, sys
+import msgspec, uvloop
+
+class Info(asyncio.Protocol):
+    def connection_made(self, transport):
+        transport.write(b"INFO {}\r\n")
+
+async def main():
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(Info, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    sys.stderr.write(f"Listening for client connections on 127.0.0.1:{port}\n")
+    sys.stderr.write("Server is ready\n")
+    sys.stderr.flush()
+    stop = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    await stop.wait()
+
+uvloop.run(main())
+"""
 
 HOST = "127.0.0.1"
 LISTENING = re.compile(rb"Listening for client connections on [^\s]*:(\d+)")
@@ -187,6 +215,8 @@ def main() -> int:
                         help="leave out the fixture launcher and the import measurements")
     parser.add_argument("--compare-src", metavar="DIR",
                         help="also start jsstore serve from this source tree (before/after)")
+    parser.add_argument("--floor", action="store_true",
+                        help="also start a minimal asyncio+uvloop+msgspec server (idle runs)")
     args = parser.parse_args()
     binary = nats_server_binary()
     if binary is None:
@@ -200,17 +230,18 @@ def main() -> int:
                                             child_env(os.path.abspath(args.compare_src)))
     for command, server_env in servers.values():           # warm the bytecode cache
         Start(command, server_env, api=True, idle=0.0)
-    rows: list[tuple[str, float, float, float | None]] = []
+    rows: list[tuple[str, dict[str, float]]] = []
     out: dict = {"n": args.n, "idle_s": args.idle}
 
     def record(label: str, values: dict[str, list], unit: str) -> None:
-        js, nats = statistics.median(values["jsstore"]), statistics.median(values["nats-server"])
-        other = values.get("jsstore (compare-src)")
-        rows.append((label, js, nats, statistics.median(other) if other else None))
+        rows.append((label, {name: statistics.median(v) for name, v in values.items()}))
         out[label] = values
 
     for mode in ("idle", "api"):
-        starts = alternate(args.n, servers, lambda name, spec: Start(
+        contenders = dict(servers)
+        if args.floor and mode == "idle":
+            contenders["floor"] = ([sys.executable, "-c", FLOOR_SERVER], env)
+        starts = alternate(args.n, contenders, lambda name, spec: Start(
             *spec, api=mode == "api", idle=args.idle))
         record(f"exec -> ready ({mode} runs), ms",
                {k: [s.ready * 1000 for s in v] for k, v in starts.items()}, "ms")
@@ -234,18 +265,22 @@ def main() -> int:
         record("python -c 'import jsstore' (baseline: python -c pass), ms",
                {k: [t * 1000 for t in v] for k, v in alternate(
                    args.n, imports, lambda name, spec: exec_to_exit(*spec)).items()}, "ms")
-    print(f"n = {args.n} starts of each server per mode, medians\n")
-    compare = " compare-src | its ratio |" if args.compare_src else ""
-    print(f"| measure | jsstore | nats-server (baseline) | ratio |{compare}")
-    print("|---|---:|---:|---:|" + ("---:|---:|" if args.compare_src else ""))
-    for label, js, nats, other in rows:
-        extra = f" {other:.1f} | {other / nats:.2f}x |" if other is not None else ""
-        extra = extra or (" - | - |" if args.compare_src else "")
-        print(f"| {label} | {js:.1f} | {nats:.1f} | {js / nats:.2f}x |{extra}")
+    extra = ["jsstore (compare-src)"] if args.compare_src else []
+    extra += ["floor"] if args.floor else []
+    print(f"n = {args.n} starts of each server per mode, medians; ratios are to nats-server\n")
+    print("| measure | jsstore | nats-server (baseline) | ratio |"
+          + "".join(f" {name} | its ratio |" for name in extra))
+    print("|---|---:|---:|---:|" + "---:|---:|" * len(extra))
+    for label, medians in rows:
+        nats = medians["nats-server"]
+        js = medians["jsstore"]
+        line = f"| {label} | {js:.1f} | {nats:.1f} | {js / nats:.2f}x |"
+        for name in extra:
+            line += (f" {medians[name]:.1f} | {medians[name] / nats:.2f}x |" if name in medians
+                     else " - | - |")
+        print(line)
     if args.json:
-        out["medians"] = {label: {"jsstore": js, "baseline": nats, "ratio": js / nats,
-                                  "compare_src": other}
-                          for label, js, nats, other in rows}
+        out["medians"] = {label: medians for label, medians in rows}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
     return 0
