@@ -6,9 +6,12 @@
 ``jsstore serve`` on an empty store directory needs the server and an empty JetStream, not
 the streams', consumers' and stores' machinery beneath them (nor its Cython extensions);
 the modules that hold them are deferred where a JetStream names them, and load with the
-first stream or consumer.  A deferred name is an import like any other to the layering
-rules (tests/test_layers.py reads ``deferred("...")`` calls as imports); an attribute
-look-up through it costs a method call, so hot paths keep eager imports.
+first stream or consumer (a standard-library module only some paths use, such as
+``tempfile``, can be deferred the same way).  A deferred jsstore module is an import like
+any other to the layering rules (tests/test_layers.py reads ``deferred("jsstore...")`` calls
+as imports); an attribute look-up through it costs a method call, so hot paths keep eager
+imports.  tests/test_startup_imports.py checks what ``jsstore serve`` has not loaded when
+it is ready.
 """
 
 from __future__ import annotations
