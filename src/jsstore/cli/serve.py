@@ -43,16 +43,17 @@ from jsstore.jetstream.info import AccountLimits
 from jsstore.jetstream.limits import ServerResources
 from jsstore.server import Server
 from jsstore.server import config as server_config
-from jsstore.server import options as server_options
 from jsstore.server.defaults import DEFAULT_MAX_PENDING, DEFAULT_SYNC_INTERVAL
 from jsstore.server.limits import Limits
-from jsstore.server.tlsconfig import TLSSettings
 from jsstore.store.config import StoreOptions
 from jsstore.version import __version__
 from jsstore.wire.api import SERVER_VERSION
 
 tempfile = deferred("tempfile")     # for the default store directory only
 syncgroup = deferred("jsstore.store.syncgroup")    # with sync always only
+# a configuration file's meaning (-c, or a duration for --sync_interval) and TLS settings
+server_options = deferred("jsstore.server.options")
+tlsconfig = deferred("jsstore.server.tlsconfig")
 
 # flag -> (canonical name, takes a value)
 FLAGS = {
@@ -198,15 +199,16 @@ def not_enabled(subject: str, send) -> bool:
     return answer(subject, send)
 
 
-def tls_from_flags(options: dict) -> TLSSettings:
+def tls_from_flags(options: dict) -> tlsconfig.TLSSettings:
     """The TLS settings of the command line (which replace a configuration's tls block):
     --tls, --tlsverify (clients' certificates verified), --tlscert, --tlskey, --tlscacert."""
     if not options.get("tlscert"):
         raise UsageError("TLS Server certificate must be present and valid")
     if not options.get("tlskey"):
         raise UsageError("TLS Server private key must be present and valid")
-    return TLSSettings(options["tlscert"], options["tlskey"], ca_file=options.get("tlscacert"),
-                       verify=bool(options.get("tlsverify")))
+    return tlsconfig.TLSSettings(options["tlscert"], options["tlskey"],
+                                 ca_file=options.get("tlscacert"),
+                                 verify=bool(options.get("tlsverify")))
 
 
 def serve(options: dict) -> int:

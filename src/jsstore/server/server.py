@@ -18,6 +18,7 @@ import asyncio
 import itertools
 import secrets
 import threading
+from typing import TYPE_CHECKING
 
 from jsstore._core import protocol
 from jsstore.deferred import deferred
@@ -36,9 +37,11 @@ from jsstore.server.defaults import (
 from jsstore.server.limits import AccountLimits, Limits
 from jsstore.server.listen import bound_socket
 from jsstore.server.output import HOLD_TIME
-from jsstore.server.tlsconfig import TLSSettings
 from jsstore.version import __version__ as JSSTORE_VERSION
 from jsstore.wire.api import SERVER_VERSION
+
+if TYPE_CHECKING:
+    from jsstore.server.tlsconfig import TLSSettings
 
 # loaded when asked for: sync always's held answers, the monitoring port
 durable_acks = deferred("jsstore.server.durable")
