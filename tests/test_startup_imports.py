@@ -30,11 +30,13 @@ DEFERRED = [
     "jsstore.cli.objects", "jsstore.cli.backup", "jsstore.cli.connection",
     "jsstore.stream.stream", "jsstore.stream.batches", "jsstore.stream.expiry",
     "jsstore.stream.sources", "jsstore.stream.configchecks", "jsstore.stream.advisories",
-    "jsstore.consumer.consumer", "jsstore.consumer.create", "jsstore.jetstream.pullsub",
-    "jsstore.store.filestore", "jsstore.store.memstore", "jsstore.store.consumerstore",
-    "jsstore.wire.apierrors", "jsstore.server.monitor", "jsstore.server.durable",
-    "jsstore._core.block", "jsstore._core.engine", "jsstore._core.ackstate",
-    "jsstore._core.arrowblock", "jsstore._core.queries", "jsstore._core.compress",
+    "jsstore.consumer", "jsstore.jetstream.pullsub", "jsstore.state",
+    "jsstore.store.contract", "jsstore.store.filestore", "jsstore.store.memstore",
+    "jsstore.store.consumerstore", "jsstore.store.syncgroup", "jsstore.wire.apierrors",
+    "jsstore.server.monitor", "jsstore.server.durable", "jsstore.server.options",
+    "jsstore.server.tlsconfig", "jsstore._core.block", "jsstore._core.engine",
+    "jsstore._core.ackstate", "jsstore._core.arrowblock", "jsstore._core.queries",
+    "jsstore._core.compress", "jsstore._core.faults", "jsstore._core.hashing",
     "pyspark", "pyarrow", "nats", "tempfile", "argparse",
 ]
 

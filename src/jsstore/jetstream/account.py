@@ -46,9 +46,7 @@ from jsstore.jetstream.info import (
 )
 from jsstore.jetstream.stores import StreamStores
 from jsstore.jetstream.timers import TimerThread
-from jsstore.state import StreamState
 from jsstore.store.config import StoreOptions
-from jsstore.store.contract import StreamStoreFactory
 from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
 from jsstore.stream.puback import PubAck
@@ -57,6 +55,8 @@ from jsstore.wire.bus import Bus, Msg
 from jsstore.wire.headers import decode_headers, encode_headers
 
 if TYPE_CHECKING:
+    from jsstore.state import StreamState
+    from jsstore.store.contract import StreamStoreFactory
     from jsstore.stream.stream import Stream
 
 # A JetStream without streams (a server started on an empty store directory) needs none of
@@ -156,7 +156,6 @@ class JetStream:
         self.resources = resources if resources is not None else account_limits.ServerResources()
         self.resources.members.append(self)
         self._limits_bytes = account_limits.limits_bytes(self.limits, self.resources)
-        self.consumer_limits = account_limits.consumer_limits(self.limits)
         # Unix ns; another clock than the wall clock stamps the stored messages too
         self.clock = clock if clock is not None else time.time_ns
         self.bus = Bus()            # what this JetStream sends out (answers, advisories, ...)
@@ -206,6 +205,12 @@ class JetStream:
         if self._limits_bytes:
             stream.usage_check = self._check_usage
         return stream
+
+    @functools.cached_property
+    def consumer_limits(self):
+        """The account's limits on consumers (``consumer.config.ServerLimits``), made with
+        the first consumer."""
+        return account_limits.consumer_limits(self.limits)
 
     @property
     def _batches(self) -> batches.BatchRegistry:

@@ -29,18 +29,18 @@ from typing import TYPE_CHECKING, Callable
 
 import msgspec
 
-from jsstore.consumer import config as consumerconfig
-from jsstore.consumer.config import ConsumerConfig
 from jsstore.deferred import deferred
 from jsstore.errors import StoreError
 from jsstore.gocompat.durations import time_sub
 from jsstore.gocompat.times import ZERO_TIME, rfc3339_nano
 
 if TYPE_CHECKING:
+    from jsstore.consumer.config import ConsumerConfig
     from jsstore.consumer.consumer import Consumer
     from jsstore.jetstream.pullsub import PullSubscription
 
 # the consumers' machinery loads with the first consumer (or the first consumer request)
+consumerconfig = deferred("jsstore.consumer.config")
 consumercreate = deferred("jsstore.consumer.create")
 consumer_module = deferred("jsstore.consumer.consumer")
 pullsub = deferred("jsstore.jetstream.pullsub")
@@ -70,7 +70,7 @@ class ConsumerInfo(msgspec.Struct, omit_defaults=True, kw_only=True):
     stream_name: str
     name: str
     created: str
-    config: ConsumerConfig
+    config: consumerconfig.ConsumerConfig
     delivered: SequenceInfo
     ack_floor: SequenceInfo
     num_ack_pending: int
@@ -192,7 +192,7 @@ class ConsumerRegistry:
         name makes it a named consumer (as CONSUMER.CREATE.<stream>.<name>), neither an
         ephemeral one with a generated name."""
         if config is None:
-            config = ConsumerConfig(**fields)
+            config = consumerconfig.ConsumerConfig(**fields)
         elif fields:
             config = msgspec.structs.replace(config, **fields)
         name = config.durable_name or config.name
@@ -439,7 +439,7 @@ class ConsumerRegistry:
             if durable and durable in self._by_stream.get(stream, {}):
                 return pullsub.PullSubscription(self.js, stream, durable)
             fields = {} if config is None else {}
-            base = config or ConsumerConfig(ack_policy="explicit")
+            base = config or consumerconfig.ConsumerConfig(ack_policy="explicit")
             if subject and not (base.filter_subject or base.filter_subjects):
                 fields["filter_subject"] = subject
             if durable:

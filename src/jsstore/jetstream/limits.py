@@ -23,16 +23,17 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Iterable
 
-from jsstore.consumer.config import ServerLimits
 from jsstore.deferred import deferred
 from jsstore.jetstream.info import AccountLimits
 
 if TYPE_CHECKING:
+    from jsstore.consumer.config import ServerLimits
     from jsstore.stream.config import StreamConfig
     from jsstore.stream.configchecks import MaxBytesRule
 
 # loaded with the first stream's checks
 configchecks = deferred("jsstore.stream.configchecks")
+consumerconfig = deferred("jsstore.consumer.config")
 api_errors = deferred("jsstore.wire.apierrors")
 
 UNLIMITED = AccountLimits()
@@ -105,7 +106,7 @@ def max_bytes_rule(limits: AccountLimits) -> MaxBytesRule:
 
 
 def consumer_limits(limits: AccountLimits) -> ServerLimits:
-    return ServerLimits(account_max_ack_pending=max(limits.max_ack_pending, 0),
+    return consumerconfig.ServerLimits(account_max_ack_pending=max(limits.max_ack_pending, 0),
                         account_max_consumers=max(limits.max_consumers, 0))
 
 

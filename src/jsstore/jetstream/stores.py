@@ -11,13 +11,17 @@ so that recovery (``jsstore.jetstream.recovery``) finds the stream again.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from jsstore.deferred import deferred
 from jsstore.store.config import StoreConfig, StoreOptions
-from jsstore.store.contract import StreamStore, StreamStoreFactory
 from jsstore.store.layout import DIR_MODE, META_FILE, META_SUM_FILE, stream_dir
 
-# the stores themselves load with the first stream (a JetStream with none needs neither)
+if TYPE_CHECKING:
+    from jsstore.store.contract import StreamStore, StreamStoreFactory
+
+# the stores themselves load with the first stream (a JetStream with none needs them not)
+contract = deferred("jsstore.store.contract")
 filestore = deferred("jsstore.store.filestore")
 memstore = deferred("jsstore.store.memstore")
 files = deferred("jsstore.store.files")
@@ -28,10 +32,11 @@ shutil = deferred("shutil")        # (it imports the compression modules)
 def checked(store) -> StreamStore:
     """`store` when it satisfies the StreamStore Protocol; else TypeError naming what it
     lacks."""
-    if isinstance(store, StreamStore):
+    protocol = contract.StreamStore
+    if isinstance(store, protocol):
         return store
-    wanted = set(StreamStore.__annotations__) | {
-        name for name, value in vars(StreamStore).items()
+    wanted = set(protocol.__annotations__) | {
+        name for name, value in vars(protocol).items()
         if callable(value) and not name.startswith("_")}
     missing = sorted(name for name in wanted if not hasattr(store, name))
     raise TypeError(f"the store factory made a {type(store).__name__}, not a StreamStore "
