@@ -52,8 +52,9 @@ info = serve.Log.info
 def info_then_report(self, text):
     info(self, text)
     if text == "Server is ready":
-        with open(report, "w") as f:
+        with open(report + ".part", "w") as f:
             json.dump(sorted(sys.modules), f)
+        os.replace(report + ".part", report)     # whole, once it is there
         if not os.environ.get("KEEP_SERVING"):
             os.kill(os.getpid(), signal.SIGTERM)
 serve.Log.info = info_then_report
