@@ -51,6 +51,7 @@ from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
 from jsstore.stream.puback import PubAck
 from jsstore.wire import headers as header_block
+from jsstore.wire.api import BATCH_ID
 from jsstore.wire.bus import Bus, Msg
 from jsstore.wire.headers import decode_headers, encode_headers
 
@@ -507,7 +508,7 @@ class JetStream:
                        payload: bytes) -> PubAck | None:
         """One publish into `stream`; a message of an atomic batch is staged (None) until
         its commit, which stores the whole batch."""
-        if hdr and header_block.get(hdr, batches.BATCH_ID) is not None:
+        if hdr and header_block.get(hdr, BATCH_ID) is not None:
             now = self.clock()
             staged = self._batches.stage(stream.name, hdr, subject, payload, now,
                                          bool(stream.config.allow_atomic))

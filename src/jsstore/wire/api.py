@@ -19,6 +19,8 @@ TYPE_PREFIX = "io.nats.jetstream.api.v1."
 API_LEVEL = 5                  # the JetStream API level reported (nats-server 2.15's)
 SERVER_VERSION = "2.15.1"      # the nats-server release whose JetStream API this implements
 REQUIRED_API_LEVEL = "Nats-Required-Api-Level"
+# the header that makes a publish part of an atomic batch (jsstore.stream.batches)
+BATCH_ID = "Nats-Batch-Id"
 # the status a pull request or direct get gets when that header asks for more
 REQUIRED_API_LEVEL_STATUS = b"NATS/1.0 412 Required Api Level\r\n\r\n"
 
