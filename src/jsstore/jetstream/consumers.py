@@ -23,7 +23,7 @@ consumer knows of its owner: ``clock``, ``bus``, ``schedule(due)`` and
 from __future__ import annotations
 
 import os
-import secrets
+import random
 import string
 from typing import TYPE_CHECKING, Callable
 
@@ -48,6 +48,8 @@ consumerstore = deferred("jsstore.store.consumerstore")
 advisories = deferred("jsstore.stream.advisories")
 api_errors = deferred("jsstore.wire.apierrors")
 
+# secrets.choice without importing secrets (hmac, hashlib): the same SystemRandom
+_SYSTEM_RANDOM = random.SystemRandom()
 _NAME_ALPHABET = string.ascii_letters + string.digits
 GO_ZERO_TIME = ZERO_TIME
 
@@ -92,7 +94,7 @@ class ConsumerResetInfo(ConsumerInfo, kw_only=True):
 
 def new_consumer_name() -> str:
     """A generated name for an unnamed consumer (8 characters, as nats-server's)."""
-    return "".join(secrets.choice(_NAME_ALPHABET) for _ in range(8))
+    return "".join(_SYSTEM_RANDOM.choice(_NAME_ALPHABET) for _ in range(8))
 
 
 def consumer_info(consumer: Consumer, now: int) -> ConsumerInfo:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import secrets
+import random
 import threading
 from typing import TYPE_CHECKING
 
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 durable_acks = deferred("jsstore.server.durable")
 monitoring = deferred("jsstore.server.monitor")
 
+# secrets.choice without importing secrets (hmac, hashlib): the same SystemRandom
+_SYSTEM_RANDOM = random.SystemRandom()
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 
@@ -68,7 +70,7 @@ class Server:
                  account_limits: dict | None = None):
         self.host = host
         self.port = port
-        self.server_id = "N" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(55))
+        self.server_id = "N" + "".join(_SYSTEM_RANDOM.choice(_ID_ALPHABET) for _ in range(55))
         self.server_name = server_name or self.server_id
         self.max_payload = max_payload
         self.max_pending = max_pending

@@ -51,12 +51,14 @@ for NAK, WPI and unknown payloads always.
 from __future__ import annotations
 
 import enum
-import hashlib
 from typing import NamedTuple
 
+from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import parse_go_duration
 from jsstore.gocompat.text import trim_space, valid_text
+
+hashlib = deferred("hashlib")       # for v2 subjects' account hashes only
 
 ACK_PREFIX = "$JS.ACK."
 NO_DOMAIN = "_"                      # the domain token of a v2 subject without a domain
