@@ -66,7 +66,7 @@ advisories = deferred("jsstore.stream.advisories")
 batches = deferred("jsstore.stream.batches")
 configchecks = deferred("jsstore.stream.configchecks")
 expiry = deferred("jsstore.stream.expiry")
-sources = deferred("jsstore.stream.sources")
+stream_sources = deferred("jsstore.stream.sources")
 stream_module = deferred("jsstore.stream.stream")
 api_errors = deferred("jsstore.wire.apierrors")
 
@@ -296,7 +296,7 @@ class JetStream:
         if self._sources is None:
             if stream.config.mirror is None and not stream.config.sources:
                 return
-            self._sources = sources.SourceManager(self)
+            self._sources = stream_sources.SourceManager(self)
             for other in self._streams.values():
                 if other is not stream:
                     self._sources.attach(other)
