@@ -38,7 +38,7 @@ DEFERRED = [
     "jsstore.server.certmap", "jsstore._core.block", "jsstore._core.engine",
     "jsstore._core.ackstate", "jsstore._core.arrowblock", "jsstore._core.queries",
     "jsstore._core.compress", "jsstore._core.faults", "jsstore._core.hashing",
-    "pyspark", "pyarrow", "nats", "tempfile", "argparse",
+    "pyspark", "pyarrow", "nats", "tempfile", "argparse", "encodings.idna", "stringprep",
 ]
 
 # runs `jsstore serve ARGS` through the command's own entry point; at "Server is ready" it

@@ -17,8 +17,8 @@ import socket
 def bound_socket(host: str | None, port: int) -> socket.socket | None:
     """A socket bound to the one address `host`:`port` names (not yet listening), or None
     when `host` names several.  OSError (as asyncio words it) when the bind fails."""
-    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
-                               flags=socket.AI_PASSIVE)
+    infos = socket.getaddrinfo(_numeric(host) or host or None, port,
+                               type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     if len({(family, address) for family, _, _, _, address in infos}) != 1:
         return None
     family, kind, proto, _, address = infos[0]
@@ -37,3 +37,17 @@ def bound_socket(host: str | None, port: int) -> socket.socket | None:
         sock.close()
         raise
     return sock
+
+
+def _numeric(host: str | None) -> bytes | None:
+    """`host` as bytes when it is a numeric IPv4 or IPv6 address: getaddrinfo then skips
+    the IDNA codec a str host goes through (it imports encodings.idna and stringprep)."""
+    if not host:
+        return None
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except (OSError, ValueError):
+            continue
+        return host.encode("ascii")
+    return None
