@@ -5,7 +5,6 @@ the reason it cannot be opened."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Iterator
 
 import msgspec
@@ -22,13 +21,22 @@ class _Created(msgspec.Struct):
     Created: str = ""               # meta.inf's creation time (RFC 3339)
 
 
-@dataclass(slots=True)
 class FoundStream:
-    name: str
-    directory: str
-    config: object = None   # its StreamConfig, normalized as nats-server keeps it
-    created: str = ""
-    reason: str = ""                # why the stream cannot be opened ("" it can)
+    """A stream directory found: its name and path, and its configuration (normalized, as
+    nats-server keeps it) and creation time, or the reason it cannot be opened ("": it
+    can).  (A plain class: a dataclass would cost the start of a server on an empty store
+    more than everything else in this module.)"""
+
+    __slots__ = ("name", "directory", "config", "created", "reason")
+
+    def __init__(self, name: str, directory: str, config=None, created: str = "",
+                 reason: str = ""):
+        self.name, self.directory = name, directory
+        self.config, self.created, self.reason = config, created, reason
+
+    def __repr__(self) -> str:
+        return (f"FoundStream(name={self.name!r}, directory={self.directory!r}, "
+                f"config={self.config!r}, created={self.created!r}, reason={self.reason!r})")
 
 
 def stream_directories(store_dir: str, account: str) -> Iterator[FoundStream]:
