@@ -33,6 +33,7 @@ DEFERRED = [
     "jsstore.consumer", "jsstore.jetstream.pullsub", "jsstore.state",
     "jsstore.store.contract", "jsstore.store.filestore", "jsstore.store.memstore",
     "jsstore.store.consumerstore", "jsstore.store.syncgroup", "jsstore.wire.apierrors",
+    "jsstore.wire.ackreply",
     "jsstore.server.monitor", "jsstore.server.durable", "jsstore.server.options",
     "jsstore.server.tlsconfig", "jsstore.server.tls", "jsstore.server.nkey",
     "jsstore.server.certmap", "jsstore._core.block", "jsstore._core.engine",

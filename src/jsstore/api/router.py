@@ -29,8 +29,7 @@ from jsstore.stream import advisories
 from jsstore.stream.puback import pub_error_json, unanswered
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import headers as header_block
-from jsstore.wire.ackreply import ACK_PREFIX
-from jsstore.wire.api import NO_ANSWER, PULL_REQUEST_PREFIX, api_level_too_high
+from jsstore.wire.api import ACK_PREFIX, NO_ANSWER, PULL_REQUEST_PREFIX, api_level_too_high
 from jsstore.wire.bus import Msg
 
 # snapshots and restores (the file store, archives, compression) load with the first one

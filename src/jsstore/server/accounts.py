@@ -19,8 +19,7 @@ from jsstore._core import protocol
 from jsstore.server.client import Client, no_responders
 from jsstore.server.limits import NO_ACCOUNT_LIMITS
 from jsstore.server.subscriptions import SubjectTable, Subscription
-from jsstore.wire.ackreply import is_plain_ack
-from jsstore.wire.api import NO_ANSWER, PULL_REQUEST_PREFIX
+from jsstore.wire.api import NO_ANSWER, PULL_REQUEST_PREFIX, is_plain_ack
 
 API_PREFIX = "$JS.API."
 

@@ -34,7 +34,7 @@ from jsstore.server.permissions import (
     subscribe_violation,
 )
 from jsstore.server.subscriptions import Subscription
-from jsstore.wire.ackreply import ACK_PREFIX
+from jsstore.wire.api import ACK_PREFIX
 
 log = logging.getLogger("jsstore.server")
 

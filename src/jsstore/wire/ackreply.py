@@ -57,10 +57,10 @@ from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import parse_go_duration
 from jsstore.gocompat.text import trim_space, valid_text
+from jsstore.wire.api import ACK_PREFIX
 
 hashlib = deferred("hashlib")       # for v2 subjects' account hashes only
 
-ACK_PREFIX = "$JS.ACK."
 NO_DOMAIN = "_"                      # the domain token of a v2 subject without a domain
 GLOBAL_ACCOUNT = "$G"                # the account of a server without accounts
 
@@ -279,9 +279,3 @@ def sends_reply(ack: Ack, stream_seq: int, applied: bool) -> bool:
     if kind is ACK or kind is TERM:
         return applied
     return True
-
-
-def is_plain_ack(subject: str, payload: bytes, reply: str | None) -> bool:
-    """An ack that asks for no answer and only acknowledges (what clients send most)."""
-    return (not reply and subject.startswith(ACK_PREFIX)
-            and (not payload or payload == b"+ACK"))

@@ -21,6 +21,8 @@ SERVER_VERSION = "2.15.1"      # the nats-server release whose JetStream API thi
 REQUIRED_API_LEVEL = "Nats-Required-Api-Level"
 # the header that makes a publish part of an atomic batch (jsstore.stream.batches)
 BATCH_ID = "Nats-Batch-Id"
+# what every ack reply subject starts with (the ack protocol: jsstore.wire.ackreply)
+ACK_PREFIX = "$JS.ACK."
 # the status a pull request or direct get gets when that header asks for more
 REQUIRED_API_LEVEL_STATUS = b"NATS/1.0 412 Required Api Level\r\n\r\n"
 
@@ -38,3 +40,9 @@ def api_level_too_high(hdr: bytes | None) -> bool:
         return True
     level = int(value)
     return not -_INT64 <= level < _INT64 or level > API_LEVEL
+
+
+def is_plain_ack(subject: str, payload: bytes, reply: str | None) -> bool:
+    """An ack that asks for no answer and only acknowledges (what clients send most)."""
+    return (not reply and subject.startswith(ACK_PREFIX)
+            and (not payload or payload == b"+ACK"))
