@@ -11,8 +11,9 @@ directory with ``-a 127.0.0.1 -p -1 -js -sd DIR``:
   TCP connection's ``INFO`` line; then, S seconds (0.5) after ready, the process's VmRSS
   (``/proc/PID/status``);
 * api: exec -> ready -> INFO -> the answer to a ``$JS.API.INFO`` request (``CONNECT``,
-  ``SUB`` to an inbox, ``PUB $JS.API.INFO``); then, S seconds later, VmRSS again (what the
-  first API request leaves loaded).
+  ``SUB`` to an inbox, ``PUB $JS.API.INFO``) -> the answer to a ``STREAM.CREATE`` of a file
+  stream (what a test's first step usually is); then, S seconds after ready, VmRSS again
+  (what those requests leave loaded).
 
 jsstore runs as the pytest fixture runs it: ``python -m jsstore serve`` with this tree's
 ``src`` first on PYTHONPATH.  One unmeasured start of each server first warms the bytecode
@@ -116,6 +117,23 @@ def read_until(sock: socket.socket, marker: bytes, deadline: float) -> bytes:
     return data
 
 
+CREATE_BODY = b'{"name":"S","subjects":["s.>"],"storage":"file"}'
+
+
+def request(sock: socket.socket, subject: bytes, body: bytes, answer_type: bytes,
+            deadline: float) -> bytes:
+    """A request to `subject` answered on _INBOX.startup (subscribed before), checked to be
+    a JetStream API answer of `answer_type` without an error."""
+    sock.sendall(b"PUB " + subject + b" _INBOX.startup %d\r\n" % len(body) + body + b"\r\n")
+    answer = read_until(sock, b"\r\n", deadline)
+    while b"MSG _INBOX.startup" not in answer or not answer.endswith(b"}\r\n"):
+        answer += read_until(sock, b"\r\n", deadline)
+    if b'"type":"io.nats.jetstream.api.v1.' + answer_type + b'"' not in answer or (
+            b'"error"' in answer):
+        raise RuntimeError(f"unexpected answer to {subject.decode()}: {answer!r}")
+    return answer
+
+
 class Start:
     """One start of a server: the times (seconds from exec) and memory it showed."""
 
@@ -135,17 +153,15 @@ class Start:
             with socket.create_connection((HOST, self.port), timeout=timeout) as sock:
                 read_until(sock, b"\r\n", deadline)
                 self.info = time.perf_counter() - began
-                self.api = None
+                self.api = self.create = None
                 if api:
                     sock.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\n'
-                                 b"SUB _INBOX.startup 1\r\n"
-                                 b"PUB $JS.API.INFO _INBOX.startup 0\r\n\r\n")
-                    answer = read_until(sock, b"\r\n", deadline)
-                    while b"MSG _INBOX.startup" not in answer or not answer.endswith(b"}\r\n"):
-                        answer += read_until(sock, b"\r\n", deadline)
-                    if b'"type":"io.nats.jetstream.api.v1.account_info_response"' not in answer:
-                        raise RuntimeError(f"unexpected $JS.API.INFO answer: {answer!r}")
+                                 b"SUB _INBOX.startup 1\r\n")
+                    request(sock, b"$JS.API.INFO", b"", b"account_info_response", deadline)
                     self.api = time.perf_counter() - began
+                    request(sock, b"$JS.API.STREAM.CREATE.S", CREATE_BODY,
+                            b"stream_create_response", deadline)
+                    self.create = time.perf_counter() - began
                 time.sleep(max(0.0, idle - (time.perf_counter() - began - self.ready)))
                 self.rss_kib = vm_rss_kib(self.process.pid)
         finally:
@@ -250,7 +266,9 @@ def main() -> int:
         if mode == "api":
             record("exec -> $JS.API.INFO answer, ms",
                    {k: [s.api * 1000 for s in v] for k, v in starts.items()}, "ms")
-            record(f"VmRSS {args.idle} s after ready, after one API request, MiB",
+            record("exec -> then STREAM.CREATE (file) answer, ms",
+                   {k: [s.create * 1000 for s in v] for k, v in starts.items()}, "ms")
+            record(f"VmRSS {args.idle} s after ready, after INFO and STREAM.CREATE, MiB",
                    {k: [s.rss_kib / 1024 for s in v] for k, v in starts.items()}, "MiB")
         else:
             record(f"idle VmRSS {args.idle} s after ready, MiB",
