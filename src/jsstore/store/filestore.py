@@ -30,6 +30,7 @@ from jsstore._core.compress import (
 )
 from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
 from jsstore._core.subjects import SubjectIndex
+from jsstore.deferred import deferred
 from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import SECOND
@@ -47,9 +48,11 @@ from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore
 from jsstore.store.contract import FILE_STORAGE
 from jsstore.store.files import lock_stream_dir, make_dirs, write_atomically
 from jsstore.store.layout import DIR_MODE, META_FILE, META_SUM_FILE
-from jsstore.store.snapshot import snapshot_stream
 from jsstore.store.syncgroup import SyncTarget
 from jsstore.store.ttl import TTLSchedule, ttl_from_header
+
+# snapshots (tar archives) load with the first one
+snapshots = deferred("jsstore.store.snapshot")
 
 MSGS_DIR = "msgs"
 CONSUMERS_DIR = "obs"
@@ -649,7 +652,7 @@ class FileStore(StoreBase):
         return cs
 
     def snapshot(self, include_consumers: bool = True):
-        return snapshot_stream(self, include_consumers)
+        return snapshots.snapshot_stream(self, include_consumers)
 
     def __enter__(self):
         return self
