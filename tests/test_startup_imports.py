@@ -179,3 +179,33 @@ def test_an_unknown_public_name_is_an_attribute_error():
     import jsstore
     with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
         jsstore.NoSuchThing
+
+
+def _command_names(top) -> set[str]:
+    (commands,) = [a for a in top._actions if a.__class__.__name__ == "_SubParsersAction"]
+    return set(commands.choices) - {"serve", "export"}
+
+
+def test_each_command_names_the_family_that_registers_it():
+    from jsstore.cli import verbs
+    for family in verbs.FAMILY_NAMES:
+        assert _command_names(verbs.parser(family)) == {
+            command for command, owner in verbs.COMMANDS.items() if owner == family}, family
+    assert _command_names(verbs.parser()) == set(verbs.COMMANDS)
+
+
+def test_a_verb_loads_only_its_own_family(tmp_path):
+    code = ("import sys\n"
+            "from jsstore.cli import main\n"
+            "status = main(['stream', 'ls', '--store', sys.argv[1]])\n"
+            "print(status, sorted(m for m in sys.modules if m.startswith('jsstore.cli.')))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "store")],
+                         env=child_env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    status, loaded = out.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert status == "0"
+    loaded = eval(loaded)
+    assert "jsstore.cli.streams" in loaded and "jsstore.cli.local" in loaded
+    for other in ("kv", "objects", "backup", "verify", "bench", "consumers", "messaging",
+                  "remote", "serve"):
+        assert f"jsstore.cli.{other}" not in loaded
