@@ -157,22 +157,22 @@ def test_the_first_api_request_loads_the_handlers_and_is_answered(tmp_path, subj
 
 
 def test_import_jsstore_loads_only_its_face():
-    code = ("import sys, jsstore\n"
-            "print(sorted(m for m in sys.modules if m.startswith('jsstore')))\n"
+    code = ("import json, sys, jsstore\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('jsstore'))))\n"
             "from jsstore import FileStore, StreamConfig, open, errors, stream_dir\n"
             "print(FileStore.__name__, StreamConfig.__name__, open.__module__,\n"
             "      errors.__name__, stream_dir.__module__)\n"
             "missing = [n for n in jsstore.__all__ if not hasattr(jsstore, n)]\n"
-            "print(missing)\n")
+            "print(json.dumps(missing))\n")
     out = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     first, names, missing = out.stdout.splitlines()
-    assert eval(first) == ["jsstore", "jsstore.jetstream", "jsstore.jetstream.plugs",
+    assert json.loads(first) == ["jsstore", "jsstore.jetstream", "jsstore.jetstream.plugs",
                            "jsstore.version"]
     assert names.split() == ["FileStore", "StreamConfig", "jsstore.jetstream.account",
                              "jsstore.errors", "jsstore.store.layout"]
-    assert eval(missing) == []
+    assert json.loads(missing) == []
 
 
 def test_an_unknown_public_name_is_an_attribute_error():
@@ -195,16 +195,17 @@ def test_each_command_names_the_family_that_registers_it():
 
 
 def test_a_verb_loads_only_its_own_family(tmp_path):
-    code = ("import sys\n"
+    code = ("import json, sys\n"
             "from jsstore.cli import main\n"
             "status = main(['stream', 'ls', '--store', sys.argv[1]])\n"
-            "print(status, sorted(m for m in sys.modules if m.startswith('jsstore.cli.')))\n")
+            "print(status, json.dumps(sorted(m for m in sys.modules\n"
+            "                                if m.startswith('jsstore.cli.'))))\n")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "store")],
                          env=child_env(), capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     status, loaded = out.stdout.strip().splitlines()[-1].split(" ", 1)
     assert status == "0"
-    loaded = eval(loaded)
+    loaded = json.loads(loaded)
     assert "jsstore.cli.streams" in loaded and "jsstore.cli.local" in loaded
     for other in ("kv", "objects", "backup", "verify", "bench", "consumers", "messaging",
                   "remote", "serve"):
