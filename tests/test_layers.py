@@ -4,6 +4,8 @@ The packages of jsstore are layers (docs/architecture.md). A module may import f
 layer and from the layers beneath it, never from one above; and imports sit at the top of a
 module, where a reader sees them, not inside functions where they hide a cycle. The few
 function-level imports that have a reason (an optional dependency) are listed below with it.
+A module deferred to its first use (``jsstore.deferred``: ``name = deferred("jsstore.x")``)
+is an import of that module like any other: it must point inward too.
 
 This reads the source with ``ast`` (and the Cython files line by line), so it needs nothing
 built and fails with the file, line and the two layers involved.
@@ -23,7 +25,7 @@ PACKAGE = SRC / "jsstore"
 # innermost first; a module may import what sits at its own rank or a lower one
 LAYERS = [
     ("jsstore.errors", "jsstore.state",         # leaf modules: storage errors, store state
-     "jsstore.version"),                        # values, the version
+     "jsstore.version", "jsstore.deferred"),    # values, the version, deferred imports
     ("jsstore._core",),                         # the Cython core
     ("jsstore.gocompat",),                      # Go's JSON, time, duration and quoting rules
     ("jsstore.wire",),                          # API errors, headers, ack replies, the bus
@@ -47,6 +49,19 @@ FUNCTION_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("jsstore.testing.plugin", "jsstore.aio.context"):
         "the plugin loads in every pytest run of an environment with jsstore installed; "
         "the asyncio layer (about 40 ms) only for a test that asks for the jetstream fixture",
+    ("jsstore", "jsstore.api.router"):
+        "the wire API handlers load with a JetStream's first request (a started server that "
+        "no client asks anything of never loads them: jsstore serve starts sooner, idles "
+        "smaller)",
+    ("jsstore.cli.main", "jsstore.cli.serve"):
+        "the jsstore command imports only the verb it runs: serve loads the server, not "
+        "the verbs' parsers and the asyncio API beneath their remote back end",
+    ("jsstore.cli.main", "jsstore.cli.verbs"):
+        "the jsstore command imports only the verb it runs: the nats CLI verbs (and their "
+        "back ends) are not loaded by jsstore serve",
+    ("jsstore.cli.serve", "jsstore.api.disabled"):
+        "the answer to the API requests of an account without JetStream (it imports the "
+        "API handlers) loads with the first such request",
     ("jsstore", "jsstore.buckets"):
         "import jsstore stays as cheap as it was: the synchronous buckets (and the asyncio "
         "layer beneath them) load with a JetStream's first key-value or object store call",
@@ -117,10 +132,15 @@ def python_imports(path: pathlib.Path) -> list[Finding]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             for child in ast.walk(node):
-                if isinstance(child, (ast.Import, ast.ImportFrom)):
+                if isinstance(child, (ast.Import, ast.ImportFrom, ast.Call)):
                     inner_nodes.add(id(child))
     findings = []
     for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "deferred"
+                and node.args and isinstance(node.args[0], ast.Constant)
+                and str(node.args[0].value).split(".")[0] == "jsstore"):
+            findings.append(Finding(path, node.lineno, importer, node.args[0].value,
+                                    id(node) in inner_nodes))
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for imported in dict.fromkeys(imported_modules(node, importer,
                                                            path.name == "__init__.py")):
@@ -189,3 +209,11 @@ def test_the_allowed_function_imports_are_still_there():
 ])
 def test_the_rule_itself(importer, imported, expected):
     assert (rank_of(imported) <= rank_of(importer)) is expected
+
+
+def test_deferred_modules_are_read_as_imports():
+    """``name = deferred("jsstore.x")`` is an import of jsstore.x to these rules (at the
+    module's top: not an import hidden in a function)."""
+    found = {(f.importer, f.imported): f.inner for f in all_imports()}
+    assert found[("jsstore.jetstream.account", "jsstore.stream.stream")] is False
+    assert found[("jsstore.jetstream.stores", "jsstore.store.filestore")] is False

@@ -16,7 +16,7 @@ import pytest
 import jsstore
 from inprocess import Conn, frames
 from jsstore._core import faults
-from jsstore.cli.main import store_options
+from jsstore.cli.serve import store_options
 from jsstore.server import Server
 from jsstore.server import config as server_config
 from jsstore.server.options import server_options
@@ -63,7 +63,7 @@ def test_sync_always_gives_each_jetstream_a_group_and_a_duration_the_interval():
 
 
 def test_the_command_line_flag_takes_the_same_values():
-    from jsstore.cli.main import UsageError, parse_flags, sync_setting
+    from jsstore.cli.serve import UsageError, parse_flags, sync_setting
     assert sync_setting(parse_flags(["--sync_interval", "always"])) == "always"
     assert sync_setting(parse_flags(["-sync=ALWAYS"])) == "always"
     assert sync_setting(parse_flags(["--sync_interval", "250ms"])) == 250_000_000

@@ -21,27 +21,24 @@ from jsstore.api import schemas
 from jsstore.api.cluster import cluster_only_type
 from jsstore.api.consumers import ConsumerApi
 from jsstore.api.direct import direct_get
-from jsstore.api.snapshot import SnapshotApi
 from jsstore.api.streams import StreamApi
 from jsstore.consumer import pullrequests
+from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.stream import advisories
 from jsstore.stream.puback import pub_error_json, unanswered
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import headers as header_block
-from jsstore.wire.ackreply import ACK_PREFIX
-from jsstore.wire.api import api_level_too_high
+from jsstore.wire.api import ACK_PREFIX, NO_ANSWER, PULL_REQUEST_PREFIX, api_level_too_high
 from jsstore.wire.bus import Msg
+
+# snapshots and restores (the file store, archives, compression) load with the first one
+snapshot = deferred("jsstore.api.snapshot")
 
 Send = Callable[["bytes | None", bytes], None]   # send(header block, payload) to the reply
 
-# what capture_locked returns for a publish a stream took but answers nothing to (compared
-# by identity): its store failed to write (stream.puback.unanswered)
-NO_ANSWER = bytes(bytearray(b"(no answer)"))
-
 DIRECT_GET = schemas.API_PREFIX + "DIRECT.GET"
 DIRECT_GET_PREFIX = DIRECT_GET + "."
-PULL_REQUEST_PREFIX = schemas.API_PREFIX + "CONSUMER.MSG.NEXT."
 RESET_PREFIX = schemas.API_PREFIX + "CONSUMER.RESET."
 CONSUMER_PREFIX = schemas.API_PREFIX + "CONSUMER."
 FLOW_CONTROL_PREFIX = "$JS.FC."
@@ -60,9 +57,9 @@ class Router:
         self._snapshots = None      # the snapshot/restore sessions, made on first use
         self._inboxes = itertools.count(1)   # request_msgs' reply subjects
 
-    def snapshots(self) -> SnapshotApi:
+    def snapshots(self) -> snapshot.SnapshotApi:
         if self._snapshots is None:
-            self._snapshots = SnapshotApi(self.js)
+            self._snapshots = snapshot.SnapshotApi(self.js)
         return self._snapshots
 
     def close(self) -> None:
@@ -331,12 +328,6 @@ class Router:
             if unanswered(exc):
                 return NO_ANSWER
             return pub_error_json(stream.name, exc)
-
-
-def is_plain_ack(subject: str, payload: bytes, reply: str | None) -> bool:
-    """An ack that asks for no answer and only acknowledges (what clients send most)."""
-    return (not reply and subject.startswith(ACK_PREFIX)
-            and (not payload or payload == b"+ACK"))
 
 
 def _apply_ack(consumer, tokens: list[str], subject: str, payload: bytes, reply: str) -> bool:

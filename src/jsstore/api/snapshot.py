@@ -52,7 +52,8 @@ from jsstore.gocompat.times import rfc3339_nano
 from jsstore.jetstream.info import meta_info_json
 from jsstore.store.archive import is_archive
 from jsstore.store.contract import StreamState
-from jsstore.store.filestore import META_FILE, META_SUM_FILE, FileStore, stream_dir
+from jsstore.store.filestore import FileStore
+from jsstore.store.layout import META_FILE, META_SUM_FILE, stream_dir
 from jsstore.store.snapshot import restore_snapshot
 from jsstore.stream import advisories, configchecks
 from jsstore.stream import config as streamconfig

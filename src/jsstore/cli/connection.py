@@ -8,8 +8,11 @@ import argparse
 import os
 
 from jsstore.cli.errors import UsageError
-from jsstore.cli.local import LocalBackend
-from jsstore.cli.remote import RemoteBackend, tls_context
+from jsstore.deferred import deferred
+
+# one back end is used: --store's (over the asyncio API, in process) or --server's
+local = deferred("jsstore.cli.local")
+remote = deferred("jsstore.cli.remote")
 
 
 class Parser(argparse.ArgumentParser):
@@ -60,10 +63,10 @@ def open_backend(args: argparse.Namespace):
     if args.store and server:
         raise UsageError("give --store or --server, not both")
     if args.store:
-        return LocalBackend(args.store)
+        return local.LocalBackend(args.store)
     if not server:
         raise UsageError("where are the streams? give --store DIR or --server URL")
-    return RemoteBackend(server, user=args.user, password=args.password, token=args.token,
-                         creds=args.creds,
-                         tls=tls_context(args.tlscert, args.tlskey, args.tlsca),
-                         timeout=args.timeout)
+    return remote.RemoteBackend(server, user=args.user, password=args.password,
+                                token=args.token, creds=args.creds,
+                                tls=remote.tls_context(args.tlscert, args.tlskey, args.tlsca),
+                                timeout=args.timeout)

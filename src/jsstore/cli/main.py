@@ -22,69 +22,44 @@ from __future__ import annotations
 import sys
 import traceback
 
-from jsstore.api.schemas import SERVER_VERSION
-from jsstore.cli import backup, bench, consumers, kv, messaging, objects, streams, verify
-from jsstore.cli.connection import Parser, connection_options, open_backend
 from jsstore.cli.errors import CliError
-from jsstore.cli.serve import UsageError, parse_flags, serve_main, store_options, sync_setting
 from jsstore.version import __version__
+from jsstore.wire.api import SERVER_VERSION
 
-__all__ = ["main", "parse_flags", "store_options", "sync_setting", "UsageError"]
-
-FAMILIES = (streams, consumers, messaging, kv, objects, backup, verify, bench)
+__all__ = ["main"]
 
 
 def version_line() -> str:
     return f"jsstore {__version__} (nats-server {SERVER_VERSION} API)"
 
 
-def parser() -> Parser:
-    top = Parser(prog="jsstore", description="A JetStream-compatible message store.",
-                 epilog="jsstore serve takes nats-server's flags (-p, -a, -js, -sd, -c, ...).")
-    top.add_argument("--version", action="store_true", help="print the version and exit")
-    commands = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    parent = connection_options()
-    commands.add_parser("serve", help="run a NATS server with JetStream (nats-server's flags)")
-    commands.add_parser("export", help="write a stream to Parquet (needs jsstore[spark])")
-    for family in FAMILIES:
-        family.register(commands, parent)
-    return top
-
-
-def run_verb(argv: list[str]) -> int:
-    args = parser().parse_args(argv)
-    if args.version:
-        print(version_line())
-        return 0
-    if getattr(args, "run", None) is None:
-        parser().print_help()
-        return 0 if not args.command else 2
-    if getattr(args, "local_only", False):
-        return args.run(args)
-    backend = open_backend(args)
-    try:
-        return args.run(backend, args)
-    finally:
-        backend.close()
+def run(command: str, argv: list[str]) -> int:
+    """Run one command, importing only its own module: ``serve`` (a test harness starts
+    one per test; it loads the server, not the verbs' parsers, their remote back end or
+    the asyncio API beneath them), ``export`` (pyspark), or the verbs (jsstore.cli.verbs)."""
+    if command == "serve":
+        from jsstore.cli.serve import serve_main
+        return serve_main(argv[1:])
+    if command == "export":
+        from jsstore.spark.export import main as export_main  # optional: pyspark
+        return export_main(argv[1:])
+    from jsstore.cli.verbs import run_verb
+    return run_verb(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
+        from jsstore.cli.verbs import parser
         parser().print_help()
         return 0
-    command, rest = argv[0], argv[1:]
+    command = argv[0]
     if command in ("-v", "--version", "version"):
         print(version_line())
         return 0
     trace = "--trace" in argv
     try:
-        if command == "export":
-            from jsstore.spark.export import main as export_main  # optional: pyspark
-            return export_main(rest)
-        if command == "serve":
-            return serve_main(rest)
-        return run_verb(argv)
+        return run(command, argv)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

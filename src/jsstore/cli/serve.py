@@ -33,25 +33,27 @@ import os
 import signal
 import ssl
 import sys
-import tempfile
 import time
 
-from jsstore.api import schemas
-from jsstore.api.disabled import not_enabled
 from jsstore.cli.errors import UsageError
 from jsstore.cli.storefactory import FactorySpecError, load_store_factory
+from jsstore.deferred import deferred
 from jsstore.jetstream import account as jetstream
 from jsstore.jetstream.info import AccountLimits
 from jsstore.jetstream.limits import ServerResources
 from jsstore.server import Server
 from jsstore.server import config as server_config
-from jsstore.server import options as server_options
 from jsstore.server.defaults import DEFAULT_MAX_PENDING, DEFAULT_SYNC_INTERVAL
 from jsstore.server.limits import Limits
-from jsstore.server.tlsconfig import TLSSettings
 from jsstore.store.config import StoreOptions
-from jsstore.store.syncgroup import SyncGroup
 from jsstore.version import __version__
+from jsstore.wire.api import SERVER_VERSION
+
+tempfile = deferred("tempfile")     # for the default store directory only
+syncgroup = deferred("jsstore.store.syncgroup")    # with sync always only
+# a configuration file's meaning (-c, or a duration for --sync_interval) and TLS settings
+server_options = deferred("jsstore.server.options")
+tlsconfig = deferred("jsstore.server.tlsconfig")
 
 # flag -> (canonical name, takes a value)
 FLAGS = {
@@ -151,7 +153,7 @@ def store_options(options: dict) -> StoreOptions:
     the fsyncs), else the background fsync interval (nats-server's default when <= 0)."""
     setting = sync_setting(options)
     if setting == "always":
-        return StoreOptions(sync="always", group=SyncGroup())
+        return StoreOptions(sync="always", group=syncgroup.SyncGroup())
     interval = setting if setting > 0 else DEFAULT_SYNC_INTERVAL
     return StoreOptions(sync_interval=interval / 1e9)
 
@@ -190,15 +192,23 @@ LIMIT_OPTIONS = ("max_connections", "max_subscriptions", "max_control_line", "pi
                  "ping_max", "auth_timeout")
 
 
-def tls_from_flags(options: dict) -> TLSSettings:
+def not_enabled(subject: str, send) -> bool:
+    """The answer of an account without JetStream to a ``$JS.API`` request (10039, "JetStream
+    not enabled for account"): jsstore.api.disabled, imported with the first such request."""
+    from jsstore.api.disabled import not_enabled as answer
+    return answer(subject, send)
+
+
+def tls_from_flags(options: dict) -> tlsconfig.TLSSettings:
     """The TLS settings of the command line (which replace a configuration's tls block):
     --tls, --tlsverify (clients' certificates verified), --tlscert, --tlskey, --tlscacert."""
     if not options.get("tlscert"):
         raise UsageError("TLS Server certificate must be present and valid")
     if not options.get("tlskey"):
         raise UsageError("TLS Server private key must be present and valid")
-    return TLSSettings(options["tlscert"], options["tlskey"], ca_file=options.get("tlscacert"),
-                       verify=bool(options.get("tlsverify")))
+    return tlsconfig.TLSSettings(options["tlscert"], options["tlskey"],
+                                 ca_file=options.get("tlscacert"),
+                                 verify=bool(options.get("tlsverify")))
 
 
 def serve(options: dict) -> int:
@@ -242,7 +252,7 @@ def serve(options: dict) -> int:
             server.http_port = int(options["http_port"])
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    log.info(f"Starting jsstore {__version__} (nats-server {schemas.SERVER_VERSION} API)")
+    log.info(f"Starting jsstore {__version__} (nats-server {SERVER_VERSION} API)")
     if server.js is not None:
         log.info("Starting JetStream")
         log.info(f"    Store Directory: \"{server.js.directory}\"")

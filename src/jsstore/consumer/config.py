@@ -40,6 +40,7 @@ from typing import Literal
 
 import msgspec
 
+from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import MILLISECOND, SECOND
 from jsstore.gocompat.times import (
@@ -51,7 +52,9 @@ from jsstore.gocompat.times import (
 )
 from jsstore.stream import config as streamconfig
 from jsstore.wire import api as wire_api
-from jsstore.wire import apierrors as api_errors
+
+# the API errors (a generated table of some 230 classes) load with the first error
+api_errors = deferred("jsstore.wire.apierrors")
 
 DEFAULT_ACK_WAIT = 30 * SECOND                   # JsAckWaitDefault
 DEFAULT_INACTIVE_THRESHOLD = 5 * SECOND          # JsDeleteWaitTimeDefault (ephemerals)

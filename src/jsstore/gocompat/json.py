@@ -42,11 +42,11 @@ escaped bytes, lone surrogates) as U+FFFD.
 
 from __future__ import annotations
 
-import json as stdjson
 from typing import Callable, NamedTuple
 
 import msgspec
 
+from jsstore.deferred import deferred
 from jsstore.gocompat.jsonsyntax import (
     ARRAY,
     FALSE,
@@ -67,6 +67,8 @@ from jsstore.gocompat.jsonsyntax import (
     skip_whitespace,
 )
 from jsstore.gocompat.quoting import quote
+
+stdjson = deferred("json")     # for encode_indent only
 
 __all__ = ["GoJSONError", "GoType", "STRING_TYPE", "BOOL", "INT", "INT32", "INT64", "UINT64",
            "DURATION", "struct", "slice_of", "map_of", "enum", "text_enum", "time_type", "unmarshal",

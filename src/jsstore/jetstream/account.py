@@ -27,13 +27,14 @@ import itertools
 import os
 import threading
 import time
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from jsstore._core.subjects import _subject_matches, filters_overlap, is_routable
+from jsstore.deferred import deferred
 from jsstore.errors import StoreClosed
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.jetstream import limits as account_limits
-from jsstore.jetstream import recovery
+from jsstore.jetstream import plugs, recovery
 from jsstore.jetstream.consumers import ConsumerRegistry
 from jsstore.jetstream.info import (
     AccountInfo,
@@ -45,19 +46,29 @@ from jsstore.jetstream.info import (
 )
 from jsstore.jetstream.stores import StreamStores
 from jsstore.jetstream.timers import TimerThread
-from jsstore.state import StreamState
 from jsstore.store.config import StoreOptions
-from jsstore.store.contract import StreamStoreFactory
-from jsstore.stream import advisories, batches, configchecks, expiry
 from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
 from jsstore.stream.puback import PubAck
-from jsstore.stream.sources import SourceManager
-from jsstore.stream.stream import Stream
-from jsstore.wire import apierrors as api_errors
 from jsstore.wire import headers as header_block
+from jsstore.wire.api import BATCH_ID
 from jsstore.wire.bus import Bus, Msg
 from jsstore.wire.headers import decode_headers, encode_headers
+
+if TYPE_CHECKING:
+    from jsstore.state import StreamState
+    from jsstore.store.contract import StreamStoreFactory
+    from jsstore.stream.stream import Stream
+
+# A JetStream without streams (a server started on an empty store directory) needs none of
+# the streams' machinery: it loads with the first stream, created or recovered.
+advisories = deferred("jsstore.stream.advisories")
+batches = deferred("jsstore.stream.batches")
+configchecks = deferred("jsstore.stream.configchecks")
+expiry = deferred("jsstore.stream.expiry")
+stream_sources = deferred("jsstore.stream.sources")
+stream_module = deferred("jsstore.stream.stream")
+api_errors = deferred("jsstore.wire.apierrors")
 
 ACCOUNT = "$G"                  # the global account: nats-server's directory for it
 # stream features beyond the basics that this JetStream implements
@@ -68,29 +79,10 @@ _STREAM_ADVISORY = {"create": "CREATED", "modify": "UPDATED", "delete": "DELETED
 ROUTE_CACHE_LIMIT = 1 << 16     # publish subjects remembered before the cache starts over
 
 
-# The wire API handlers (jsstore.api) sit above this layer: the package's face plugs them
-# in, and request() and handle() go through them.
-_api_factory: Callable[["JetStream"], object] | None = None
-
-
-def use_api(factory: Callable[["JetStream"], object]) -> None:
-    """Plug in the wire API: `factory(js)` makes the router a JetStream's request(),
-    request_msgs() and handle() go through (``jsstore.api.router.Router``)."""
-    global _api_factory
-    _api_factory = factory
-
-
-# Key-value buckets and object stores (jsstore.buckets) sit above this layer as well: the
-# package's face plugs them in, and the bucket methods of JetStream go through them.
-_buckets_factory: Callable[["JetStream"], object] | None = None
-
-
-def use_buckets(factory: Callable[["JetStream"], object]) -> None:
-    """Plug in the buckets: `factory(js)` makes what a JetStream's create_key_value,
-    key_value, ..., object_store calls go through (``jsstore.buckets.Buckets``); it is
-    closed with the JetStream."""
-    global _buckets_factory
-    _buckets_factory = factory
+# The wire API handlers (jsstore.api) and the buckets (jsstore.buckets) sit above this
+# layer: the package's face plugs them in (jsstore.jetstream.plugs), and request(),
+# handle() and the bucket methods go through them.
+use_api, use_buckets = plugs.use_api, plugs.use_buckets
 
 
 def _to_buckets(name: str, doc: str) -> Callable:
@@ -165,7 +157,6 @@ class JetStream:
         self.resources = resources if resources is not None else account_limits.ServerResources()
         self.resources.members.append(self)
         self._limits_bytes = account_limits.limits_bytes(self.limits, self.resources)
-        self.consumer_limits = account_limits.consumer_limits(self.limits)
         # Unix ns; another clock than the wall clock stamps the stored messages too
         self.clock = clock if clock is not None else time.time_ns
         self.bus = Bus()            # what this JetStream sends out (answers, advisories, ...)
@@ -186,7 +177,7 @@ class JetStream:
         self._buckets_closed = False     # close() has begun: no buckets made any more
         self._batch_ids = itertools.count(1)   # publish_batch's batch ids
         self._sources = None  # the SourceManager, once a stream has a mirror or sources
-        self._batches = batches.BatchRegistry()   # atomic batches being staged
+        self._batch_registry = None     # the atomic batches being staged (_batches)
         self.consumers = ConsumerRegistry(self)   # every consumer of every stream
         if self.directory is not None:
             self._recover()
@@ -208,13 +199,27 @@ class JetStream:
 
     def _new_stream(self, config: StreamConfig, store, created: str, *,
                     recovered: bool = False) -> Stream:
-        stream = Stream(config, store, created, recovered=recovered, clock=self.clock,
-                        wall_clock=self.clock is time.time_ns, emit=self._emit,
-                        domain=self.domain)
+        stream = stream_module.Stream(config, store, created, recovered=recovered,
+                                      clock=self.clock, wall_clock=self.clock is time.time_ns,
+                                      emit=self._emit, domain=self.domain)
         stream.on_due = self.schedule
         if self._limits_bytes:
             stream.usage_check = self._check_usage
         return stream
+
+    @functools.cached_property
+    def consumer_limits(self):
+        """The account's limits on consumers (``consumer.config.ServerLimits``), made with
+        the first consumer."""
+        return account_limits.consumer_limits(self.limits)
+
+    @property
+    def _batches(self) -> batches.BatchRegistry:
+        """The atomic batches being staged (the registry is made on first use)."""
+        registry = self._batch_registry
+        if registry is None:
+            registry = self._batch_registry = batches.BatchRegistry()
+        return registry
 
     def _check_usage(self, storage: str, size: int) -> None:
         """A message of `size` bytes into a stream of `storage`: refused when the account
@@ -291,7 +296,7 @@ class JetStream:
         if self._sources is None:
             if stream.config.mirror is None and not stream.config.sources:
                 return
-            self._sources = SourceManager(self)
+            self._sources = stream_sources.SourceManager(self)
             for other in self._streams.values():
                 if other is not stream:
                     self._sources.attach(other)
@@ -503,7 +508,7 @@ class JetStream:
                        payload: bytes) -> PubAck | None:
         """One publish into `stream`; a message of an atomic batch is staged (None) until
         its commit, which stores the whole batch."""
-        if hdr and header_block.get(hdr, batches.BATCH_ID) is not None:
+        if hdr and header_block.get(hdr, BATCH_ID) is not None:
             now = self.clock()
             staged = self._batches.stage(stream.name, hdr, subject, payload, now,
                                          bool(stream.config.allow_atomic))
@@ -597,12 +602,12 @@ class JetStream:
         """The wire API router over this JetStream (``jsstore.api.router.Router``, plugged
         in by ``use_api``)."""
         if self._api is None:
-            if _api_factory is None:
+            if plugs.api_factory is None:
                 raise RuntimeError("no wire API: jsstore.api is plugged in by use_api "
                                    "(importing jsstore does it)")
             with self.lock:
                 if self._api is None:
-                    self._api = _api_factory(self)
+                    self._api = plugs.api_factory(self)
         return self._api
 
     def handle(self, msg: Msg) -> bool:
@@ -632,10 +637,10 @@ class JetStream:
             if self._buckets_closed:
                 raise StoreClosed()
             if self._buckets is None:
-                if _buckets_factory is None:
+                if plugs.buckets_factory is None:
                     raise RuntimeError("no buckets: jsstore.buckets is plugged in by "
                                        "use_buckets (importing jsstore does it)")
-                self._buckets = _buckets_factory(self)
+                self._buckets = plugs.buckets_factory(self)
             return self._buckets
 
     # -- lifecycle ----------------------------------------------------------------------

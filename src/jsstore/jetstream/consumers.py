@@ -26,26 +26,35 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
-import secrets
+import random
 import string
-from typing import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
 import msgspec
 
 from jsstore._core.subjects import is_literal
-from jsstore.consumer import config as consumerconfig
-from jsstore.consumer import create as consumercreate
-from jsstore.consumer.config import ConsumerConfig
-from jsstore.consumer.consumer import Consumer, rfc3339_ns
+from jsstore.deferred import deferred
 from jsstore.errors import StoreError
 from jsstore.gocompat.durations import time_sub
 from jsstore.gocompat.times import ZERO_TIME, rfc3339_nano
-from jsstore.jetstream.pullsub import PullSubscription
-from jsstore.store.consumerstore import CONSUMER_DIR, read_consumer_meta
-from jsstore.stream import advisories
 from jsstore.stream.filterindex import FilterIndex
-from jsstore.wire import apierrors as api_errors
 
+if TYPE_CHECKING:
+    from jsstore.consumer.config import ConsumerConfig
+    from jsstore.consumer.consumer import Consumer
+    from jsstore.jetstream.pullsub import PullSubscription
+
+# the consumers' machinery loads with the first consumer (or the first consumer request)
+consumerconfig = deferred("jsstore.consumer.config")
+consumercreate = deferred("jsstore.consumer.create")
+consumer_module = deferred("jsstore.consumer.consumer")
+pullsub = deferred("jsstore.jetstream.pullsub")
+consumerstore = deferred("jsstore.store.consumerstore")
+advisories = deferred("jsstore.stream.advisories")
+api_errors = deferred("jsstore.wire.apierrors")
+
+# secrets.choice without importing secrets (hmac, hashlib): the same SystemRandom
+_SYSTEM_RANDOM = random.SystemRandom()
 _NAME_ALPHABET = string.ascii_letters + string.digits
 GO_ZERO_TIME = ZERO_TIME
 
@@ -68,7 +77,7 @@ class ConsumerInfo(msgspec.Struct, omit_defaults=True, kw_only=True):
     stream_name: str
     name: str
     created: str
-    config: ConsumerConfig
+    config: consumerconfig.ConsumerConfig
     delivered: SequenceInfo
     ack_floor: SequenceInfo
     num_ack_pending: int
@@ -90,7 +99,7 @@ class ConsumerResetInfo(ConsumerInfo, kw_only=True):
 
 def new_consumer_name() -> str:
     """A generated name for an unnamed consumer (8 characters, as nats-server's)."""
-    return "".join(secrets.choice(_NAME_ALPHABET) for _ in range(8))
+    return "".join(_SYSTEM_RANDOM.choice(_NAME_ALPHABET) for _ in range(8))
 
 
 def consumer_info(consumer: Consumer, now: int) -> ConsumerInfo:
@@ -115,7 +124,7 @@ def consumer_info(consumer: Consumer, now: int) -> ConsumerInfo:
         groups = [PriorityGroupState(group=cfg.priority_groups[0], pinned_client_id=pin_id,
                                      pinned_ts=rfc3339_nano(pinned_at)
                                      if pinned_at else GO_ZERO_TIME)]
-    pause_until = rfc3339_ns(cfg.pause_until)
+    pause_until = consumer_module.rfc3339_ns(cfg.pause_until)
     paused = now < pause_until
     return ConsumerInfo(
         stream_name=consumer.stream.name, name=consumer.name,
@@ -129,7 +138,7 @@ def consumer_info(consumer: Consumer, now: int) -> ConsumerInfo:
         priority_groups=groups)
 
 
-class ConfigsView(Mapping[str, ConsumerConfig]):
+class ConfigsView(Mapping[str, "ConsumerConfig"]):
     """A stream's consumers' configurations by name, read from the consumers as asked."""
 
     def __init__(self, consumers: dict[str, Consumer]):
@@ -268,7 +277,7 @@ class ConsumerRegistry:
         name makes it a named consumer (as CONSUMER.CREATE.<stream>.<name>), neither an
         ephemeral one with a generated name."""
         if config is None:
-            config = ConsumerConfig(**fields)
+            config = consumerconfig.ConsumerConfig(**fields)
         elif fields:
             config = msgspec.structs.replace(config, **fields)
         name = config.durable_name or config.name
@@ -317,7 +326,7 @@ class ConsumerRegistry:
         return consumer
 
     def _attach_locked(self, stream, name: str, config, store, created: int) -> Consumer:
-        consumer = Consumer(self, stream, name, config, store, created)
+        consumer = consumer_module.Consumer(self, stream, name, config, store, created)
         self._of_stream(stream.name)[name] = consumer
         self._rank[id(consumer)] = next(self._ranks)
         self._queue_due(consumer, self.clock())     # its first tick: now
@@ -513,14 +522,14 @@ class ConsumerRegistry:
         directory = getattr(stream.store, "directory", None)
         if directory is None:
             return
-        root = os.path.join(directory, CONSUMER_DIR)
+        root = os.path.join(directory, consumerstore.CONSUMER_DIR)
         if not os.path.isdir(root):
             return
         for name in sorted(os.listdir(root)):
             path = os.path.join(root, name)
             try:
-                meta = read_consumer_meta(path, stream.name)
-                created = rfc3339_ns(meta.pop("Created", None))
+                meta = consumerstore.read_consumer_meta(path, stream.name)
+                created = consumer_module.rfc3339_ns(meta.pop("Created", None))
                 meta.pop("Name", None)
                 config = consumerconfig.from_dict(meta)
                 store = stream.store.consumer_store(name, created, consumerconfig.to_dict(config))
@@ -543,12 +552,12 @@ class ConsumerRegistry:
                     raise api_errors.JSStreamNotFoundErr()
                 stream = found.name
             if durable and durable in self._by_stream.get(stream, {}):
-                return PullSubscription(self.js, stream, durable)
+                return pullsub.PullSubscription(self.js, stream, durable)
             fields = {} if config is None else {}
-            base = config or ConsumerConfig(ack_policy="explicit")
+            base = config or consumerconfig.ConsumerConfig(ack_policy="explicit")
             if subject and not (base.filter_subject or base.filter_subjects):
                 fields["filter_subject"] = subject
             if durable:
                 fields["durable_name"] = durable
             info = self.add_consumer(stream, base, **fields)
-            return PullSubscription(self.js, stream, info.name, ephemeral=not durable)
+            return pullsub.PullSubscription(self.js, stream, info.name, ephemeral=not durable)

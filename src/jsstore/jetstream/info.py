@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import msgspec
 
+from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
-from jsstore.state import StreamState
 from jsstore.stream.config import StreamConfig
+
+# the state values (dataclasses) load when a StreamInfo is first decoded or made
+_state = deferred("jsstore.state")
 
 
 class NoStreamResponseError(Exception):
@@ -28,7 +31,7 @@ class StreamInfo(msgspec.Struct):
     """A stream's normalized configuration, creation time and state."""
     config: StreamConfig
     created: str                    # RFC 3339 UTC with nanoseconds, as nats-server writes it
-    state: StreamState
+    state: _state.StreamState
     mirror: dict | None = None      # a mirror's progress (nats-server's StreamSourceInfo)
     sources: list[dict] | None = None  # each source's progress
 

@@ -21,13 +21,20 @@ with "insufficient resources" once all of them hold more than that in its storag
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from jsstore.consumer.config import ServerLimits
+from jsstore.deferred import deferred
 from jsstore.jetstream.info import AccountLimits
-from jsstore.stream.config import StreamConfig
-from jsstore.stream.configchecks import MaxBytesRule
-from jsstore.wire import apierrors as api_errors
+
+if TYPE_CHECKING:
+    from jsstore.consumer.config import ServerLimits
+    from jsstore.stream.config import StreamConfig
+    from jsstore.stream.configchecks import MaxBytesRule
+
+# loaded with the first stream's checks
+configchecks = deferred("jsstore.stream.configchecks")
+consumerconfig = deferred("jsstore.consumer.config")
+api_errors = deferred("jsstore.wire.apierrors")
 
 UNLIMITED = AccountLimits()
 DEFAULT_MAX_MEMORY = 256 << 20      # nats-server's when the memory can not be found out
@@ -93,12 +100,13 @@ NO_SERVER_LIMITS = ServerResources()
 
 
 def max_bytes_rule(limits: AccountLimits) -> MaxBytesRule:
-    return MaxBytesRule(limits.max_bytes_required, max(limits.memory_max_stream_bytes, 0),
-                        max(limits.storage_max_stream_bytes, 0))
+    return configchecks.MaxBytesRule(limits.max_bytes_required,
+                                     max(limits.memory_max_stream_bytes, 0),
+                                     max(limits.storage_max_stream_bytes, 0))
 
 
 def consumer_limits(limits: AccountLimits) -> ServerLimits:
-    return ServerLimits(account_max_ack_pending=max(limits.max_ack_pending, 0),
+    return consumerconfig.ServerLimits(account_max_ack_pending=max(limits.max_ack_pending, 0),
                         account_max_consumers=max(limits.max_consumers, 0))
 
 

@@ -5,28 +5,38 @@ the reason it cannot be opened."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Iterator
 
 import msgspec
 
-from jsstore._core.hashing import meta_hash_key, meta_sum
-from jsstore.store.filestore import META_FILE, META_SUM_FILE, stream_dir
-from jsstore.stream import config as streamconfig
-from jsstore.stream.config import StreamConfig
+from jsstore.deferred import deferred
+from jsstore.store.layout import META_FILE, META_SUM_FILE, stream_dir
+
+# what reading a stream's meta.inf takes, loaded with the first stream found
+hashing = deferred("jsstore._core.hashing")
+streamconfig = deferred("jsstore.stream.config")
 
 
 class _Created(msgspec.Struct):
     Created: str = ""               # meta.inf's creation time (RFC 3339)
 
 
-@dataclass(slots=True)
 class FoundStream:
-    name: str
-    directory: str
-    config: StreamConfig | None = None  # normalized, as nats-server keeps it
-    created: str = ""
-    reason: str = ""                # why the stream cannot be opened ("" it can)
+    """A stream directory found: its name and path, and its configuration (normalized, as
+    nats-server keeps it) and creation time, or the reason it cannot be opened ("": it
+    can).  (A plain class: a dataclass would cost the start of a server on an empty store
+    more than everything else in this module.)"""
+
+    __slots__ = ("name", "directory", "config", "created", "reason")
+
+    def __init__(self, name: str, directory: str, config=None, created: str = "",
+                 reason: str = ""):
+        self.name, self.directory = name, directory
+        self.config, self.created, self.reason = config, created, reason
+
+    def __repr__(self) -> str:
+        return (f"FoundStream(name={self.name!r}, directory={self.directory!r}, "
+                f"config={self.config!r}, created={self.created!r}, reason={self.reason!r})")
 
 
 def stream_directories(store_dir: str, account: str) -> Iterator[FoundStream]:
@@ -51,7 +61,7 @@ def read_stream_meta(name: str, directory: str) -> FoundStream:
             checksum = f.read()
     except FileNotFoundError:
         checksum = None
-    if checksum is not None and checksum != meta_sum(meta_hash_key(name), data):
+    if checksum is not None and checksum != hashing.meta_sum(hashing.meta_hash_key(name), data):
         found.reason = "meta.inf checksum does not match meta.sum"
         return found
     try:

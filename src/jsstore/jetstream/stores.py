@@ -11,23 +11,32 @@ so that recovery (``jsstore.jetstream.recovery``) finds the stream again.
 from __future__ import annotations
 
 import os
-import shutil
+from typing import TYPE_CHECKING
 
-from jsstore._core.hashing import meta_hash_key, meta_sum
+from jsstore.deferred import deferred
 from jsstore.store.config import StoreConfig, StoreOptions
-from jsstore.store.contract import StreamStore, StreamStoreFactory
-from jsstore.store.files import make_dirs, write_atomically
-from jsstore.store.filestore import DIR_MODE, META_FILE, META_SUM_FILE, FileStore, stream_dir
-from jsstore.store.memstore import MemStore
+from jsstore.store.layout import DIR_MODE, META_FILE, META_SUM_FILE, stream_dir
+
+if TYPE_CHECKING:
+    from jsstore.store.contract import StreamStore, StreamStoreFactory
+
+# the stores themselves load with the first stream (a JetStream with none needs them not)
+contract = deferred("jsstore.store.contract")
+filestore = deferred("jsstore.store.filestore")
+memstore = deferred("jsstore.store.memstore")
+files = deferred("jsstore.store.files")
+hashing = deferred("jsstore._core.hashing")
+shutil = deferred("shutil")        # (it imports the compression modules)
 
 
 def checked(store) -> StreamStore:
     """`store` when it satisfies the StreamStore Protocol; else TypeError naming what it
     lacks."""
-    if isinstance(store, StreamStore):
+    protocol = contract.StreamStore
+    if isinstance(store, protocol):
         return store
-    wanted = set(StreamStore.__annotations__) | {
-        name for name, value in vars(StreamStore).items()
+    wanted = set(protocol.__annotations__) | {
+        name for name, value in vars(protocol).items()
         if callable(value) and not name.startswith("_")}
     missing = sorted(name for name in wanted if not hasattr(store, name))
     raise TypeError(f"the store factory made a {type(store).__name__}, not a StreamStore "
@@ -36,9 +45,9 @@ def checked(store) -> StreamStore:
 
 def write_stream_meta(directory: str, name: str, meta: bytes, sync: bool = True) -> None:
     """The stream's meta.inf (`meta`, nats-server's FileStreamInfo JSON) and meta.sum."""
-    write_atomically(os.path.join(directory, META_FILE), meta, sync)
-    write_atomically(os.path.join(directory, META_SUM_FILE),
-                     meta_sum(meta_hash_key(name), meta), sync)
+    files.write_atomically(os.path.join(directory, META_FILE), meta, sync)
+    files.write_atomically(os.path.join(directory, META_SUM_FILE),
+                           hashing.meta_sum(hashing.meta_hash_key(name), meta), sync)
 
 
 class StreamStores:
@@ -64,12 +73,12 @@ class StreamStores:
     def create(self, name: str, storage: str, config: StoreConfig, meta: bytes) -> StreamStore:
         """The store of a new stream (`meta`: its meta.inf)."""
         if not self.in_files(storage):
-            return MemStore(config)
+            return memstore.MemStore(config)
         directory = self.stream_directory(name)
         if self.factory is None:
-            return FileStore(directory, config, self.options, meta=meta)
+            return filestore.FileStore(directory, config, self.options, meta=meta)
         made = not os.path.exists(directory)
-        make_dirs(directory, DIR_MODE, sync=self._sync)
+        files.make_dirs(directory, DIR_MODE, sync=self._sync)
         try:
             write_stream_meta(directory, name, meta, self._sync)
             return checked(self.factory(directory, config, self.options))
@@ -81,14 +90,14 @@ class StreamStores:
     def reopen(self, directory: str, config: StoreConfig) -> StreamStore:
         """The store of a stream found in `directory` (its meta.inf read)."""
         if self.factory is None:
-            return FileStore(directory, config, self.options)
+            return filestore.FileStore(directory, config, self.options)
         return checked(self.factory(directory, config, self.options))
 
     def update(self, store: StreamStore, name: str, storage: str, config: StoreConfig,
                meta: bytes) -> None:
         """A stream's configuration changed (`meta`: its new meta.inf)."""
         if self.factory is None or not self.in_files(storage):
-            if isinstance(store, FileStore):
+            if isinstance(store, filestore.FileStore):
                 store.meta = meta           # FileStore writes it in update_config
             store.update_config(config)
             return

@@ -16,10 +16,10 @@ from __future__ import annotations
 import threading
 
 from jsstore._core import protocol
-from jsstore.api.router import NO_ANSWER, PULL_REQUEST_PREFIX, is_plain_ack
 from jsstore.server.client import Client, no_responders
 from jsstore.server.limits import NO_ACCOUNT_LIMITS
 from jsstore.server.subscriptions import SubjectTable, Subscription
+from jsstore.wire.api import NO_ANSWER, PULL_REQUEST_PREFIX, is_plain_ack
 
 API_PREFIX = "$JS.API."
 
@@ -36,6 +36,24 @@ def _unanswered(hdr, data) -> None:
     """Where answers to a message without a reply subject go: nowhere."""
 
 
+class _RouterToBe:
+    """An account's router until something uses it: the wire API handlers (jsstore.api)
+    load with the first request or publish into JetStream, not with the server's start.
+    The first attribute asked of it makes the JetStream's router (``js.router()``), puts it
+    in the account's ``router`` in its place, and answers from it."""
+
+    __slots__ = ("account",)
+
+    def __init__(self, account: "Account"):
+        self.account = account
+
+    def __getattr__(self, name: str):
+        account = self.account
+        if account.router is self:
+            account.router = account.js.router()
+        return getattr(account.router, name)
+
+
 class Account:
     """One account's subject table, its JetStream (or None) and the routing between
     them; see the module's docstring."""
@@ -47,7 +65,7 @@ class Account:
         self.table = SubjectTable()
         self.limits = NO_ACCOUNT_LIMITS     # its limits {} block
         self.connections = 0                # its clients, counted against those limits
-        self.router = js.router() if js is not None else None
+        self.router = _RouterToBe(self) if js is not None else None
         # answers the API requests of an account without JetStream (None: nobody does)
         self.not_enabled = not_enabled
         domain = js.domain if js is not None else None

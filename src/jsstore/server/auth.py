@@ -8,8 +8,12 @@ no_auth_user (a user or an nkey) when there is one."""
 
 from __future__ import annotations
 
-from jsstore.server import certmap, nkey
+from jsstore.deferred import deferred
 from jsstore.server.accounts import GLOBAL_ACCOUNT as GLOBAL
+
+# loaded when a client signs with an nkey, or presents a certificate to map
+certmap = deferred("jsstore.server.certmap")
+nkey = deferred("jsstore.server.nkey")
 
 
 class Identity:

@@ -15,8 +15,8 @@ import time
 
 from jsstore._core import protocol
 from jsstore._core.subjects import is_valid_subject
+from jsstore.deferred import deferred
 from jsstore.server.connect import decode_connect
-from jsstore.server.nkey import new_nonce
 from jsstore.server.limits import (
     MAX_ACCOUNT_CONNECTIONS,
     MAX_CONNECTIONS,
@@ -34,10 +34,13 @@ from jsstore.server.permissions import (
     subscribe_violation,
 )
 from jsstore.server.subscriptions import Subscription
-from jsstore.server.tls import PeerCertificate, TLSTransport
-from jsstore.wire.ackreply import ACK_PREFIX
+from jsstore.wire.api import ACK_PREFIX
 
 log = logging.getLogger("jsstore.server")
+
+# loaded when a server has nkey users, or TLS
+nkey = deferred("jsstore.server.nkey")
+tls_layer = deferred("jsstore.server.tls")
 
 
 def no_responders(subject: str) -> bytes:
@@ -97,7 +100,7 @@ class Client(Output, asyncio.Protocol):
         self.transport = transport
         server = self.server
         if server.auth.nonce_required:
-            self.nonce = new_nonce()
+            self.nonce = nkey.new_nonce()
         tls = server.tls
         self.info_after_tls = tls is not None and tls.handshake_first
         if not self.info_after_tls:
@@ -114,8 +117,8 @@ class Client(Output, asyncio.Protocol):
             self.timers = ClientTimers(self, server.loop, server.limits,
                                        auth=not self.authorized)
         if tls is not None:
-            self.transport = TLSTransport(transport, server.tls_context, tls.timeout,
-                                          self._tls_ready)
+            self.transport = tls_layer.TLSTransport(transport, server.tls_context, tls.timeout,
+                                                    self._tls_ready)
             if self.info_after_tls and tls.fallback_delay > 0:
                 self._fallback = asyncio.get_running_loop().call_later(
                     tls.fallback_delay, self._tls_fallback)
@@ -143,7 +146,7 @@ class Client(Output, asyncio.Protocol):
     def _tls_ready(self) -> None:
         """The TLS handshake is done: the client's certificate, and INFO when it comes
         after the handshake."""
-        self.cert = PeerCertificate.of(self.transport)
+        self.cert = tls_layer.PeerCertificate.of(self.transport)
         self.tls_first = self.info_after_tls
         if self.info_after_tls:
             self.transport.write(self.server.info_frame(self.cid, **self._nonce()))

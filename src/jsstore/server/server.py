@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import secrets
+import random
 import threading
+from typing import TYPE_CHECKING
 
 from jsstore._core import protocol
-from jsstore.api import schemas
+from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.server.accounts import GLOBAL_ACCOUNT, Account
 from jsstore.server.auth import Authenticator
@@ -33,13 +34,21 @@ from jsstore.server.defaults import (
     LAME_DUCK_DURATION,
     LAME_DUCK_GRACE_PERIOD,
 )
-from jsstore.server.durable import DurableAcks
 from jsstore.server.limits import AccountLimits, Limits
-from jsstore.server.monitor import Monitor
+from jsstore.server.listen import bound_socket
 from jsstore.server.output import HOLD_TIME
-from jsstore.server.tlsconfig import TLSSettings
 from jsstore.version import __version__ as JSSTORE_VERSION
+from jsstore.wire.api import SERVER_VERSION
 
+if TYPE_CHECKING:
+    from jsstore.server.tlsconfig import TLSSettings
+
+# loaded when asked for: sync always's held answers, the monitoring port
+durable_acks = deferred("jsstore.server.durable")
+monitoring = deferred("jsstore.server.monitor")
+
+# secrets.choice without importing secrets (hmac, hashlib): the same SystemRandom
+_SYSTEM_RANDOM = random.SystemRandom()
 _ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 
@@ -61,7 +70,7 @@ class Server:
                  account_limits: dict | None = None):
         self.host = host
         self.port = port
-        self.server_id = "N" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(55))
+        self.server_id = "N" + "".join(_SYSTEM_RANDOM.choice(_ID_ALPHABET) for _ in range(55))
         self.server_name = server_name or self.server_id
         self.max_payload = max_payload
         self.max_pending = max_pending
@@ -75,7 +84,7 @@ class Server:
         self.slow_consumers = 0
         self.stats = {"total_connections": 0, "in_msgs": 0, "in_bytes": 0, "out_msgs": 0,
                       "out_bytes": 0}
-        self.info_version = schemas.SERVER_VERSION
+        self.info_version = SERVER_VERSION
         self.lame_duck_duration = LAME_DUCK_DURATION
         self.lame_duck_grace_period = LAME_DUCK_GRACE_PERIOD
         self.ldm = False                            # in lame duck mode
@@ -89,7 +98,7 @@ class Server:
         for name, values in (account_limits or {}).items():
             self.account(name).limits = AccountLimits(**values)
         # sync always: PubAcks held until their fsync (the stores' options carry a SyncGroup)
-        self.durable = DurableAcks(self) if sync_always else None
+        self.durable = durable_acks.DurableAcks(self) if sync_always else None
         self.sync_interval = sync_interval          # ns, as configured (shown by /varz)
         self.clients: dict[int, Client] = {}
         self.dirty: set[Client] = set()
@@ -119,7 +128,7 @@ class Server:
     # -- INFO -------------------------------------------------------------------------------
     def info_json(self, cid: int, **extra) -> bytes:
         info = {"server_id": self.server_id, "server_name": self.server_name,
-                "version": schemas.SERVER_VERSION, "proto": 1, "go": GO_VERSION,
+                "version": SERVER_VERSION, "proto": 1, "go": GO_VERSION,
                 "host": self.host, "port": self.port, "headers": True,
                 **({"auth_required": True} if self.auth.required else {}),
                 **({"tls_required": True} if self.tls is not None else {}),
@@ -195,11 +204,16 @@ class Server:
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
         port = 0 if self.port in (-1, 0) else self.port
-        self._server = await self.loop.create_server(
-            lambda: Client(self, next(self._cids)), self.host, port, reuse_address=True)
+        sock = bound_socket(self.host, port)
+        if sock is not None:
+            self._server = await self.loop.create_server(
+                lambda: Client(self, next(self._cids)), sock=sock)
+        else:
+            self._server = await self.loop.create_server(
+                lambda: Client(self, next(self._cids)), self.host, port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         if self.http_port is not None:
-            self.monitor = Monitor(self, self.host, self.http_port)
+            self.monitor = monitoring.Monitor(self, self.host, self.http_port)
             await self.monitor.start()
 
     async def stop(self) -> None:

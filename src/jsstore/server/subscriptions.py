@@ -14,7 +14,7 @@ import random
 import threading
 
 from jsstore._core.subjects import _subject_matches, is_literal
-from jsstore.wire.ackreply import ACK_PREFIX
+from jsstore.wire.api import ACK_PREFIX
 
 CACHE_LIMIT = 4096
 

@@ -30,6 +30,7 @@ from jsstore._core.compress import (
 )
 from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
 from jsstore._core.subjects import SubjectIndex
+from jsstore.deferred import deferred
 from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import SECOND
@@ -46,20 +47,20 @@ from jsstore.store.config import (
 from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore
 from jsstore.store.contract import FILE_STORAGE
 from jsstore.store.files import lock_stream_dir, make_dirs, write_atomically
+from jsstore.store.layout import DIR_MODE, META_FILE, META_SUM_FILE
 from jsstore.store.syncgroup import SyncTarget
-from jsstore.store.snapshot import snapshot_stream
 from jsstore.store.ttl import TTLSchedule, ttl_from_header
+
+# snapshots (tar archives) load with the first one
+snapshots = deferred("jsstore.store.snapshot")
 
 MSGS_DIR = "msgs"
 CONSUMERS_DIR = "obs"
-META_FILE = "meta.inf"
-META_SUM_FILE = "meta.sum"
 INDEX_FILE = "index.db"
 TTL_FILE = "thw.db"
 BLOCK_SUFFIX = ".blk"
 RECORD_LEN_MASK = 0x7FFFFFFF  # record_len without the header flag (csrc/record.h)
 RECORD_EMPTY_LEN = 30        # the shortest record: no subject, no data
-DIR_MODE = 0o700
 
 _ALGS = {"none": ALG_NONE, "s2": ALG_S2, "lz4": ALG_LZ4}
 
@@ -67,11 +68,6 @@ _ALGS = {"none": ALG_NONE, "s2": ALG_S2, "lz4": ALG_LZ4}
 def _os_error_text(exc: OSError) -> str:
     """An OSError's reason as Go writes it ("no space left on device")."""
     return faults.errno_text(exc.errno) if exc.errno else str(exc)
-
-
-def stream_dir(store_dir: str, stream: str, account: str = "$G") -> str:
-    """nats-server's directory of a stream inside a store directory."""
-    return os.path.join(store_dir, "jetstream", account, "streams", stream)
 
 
 class FileStore(StoreBase):
@@ -656,7 +652,7 @@ class FileStore(StoreBase):
         return cs
 
     def snapshot(self, include_consumers: bool = True):
-        return snapshot_stream(self, include_consumers)
+        return snapshots.snapshot_stream(self, include_consumers)
 
     def __enter__(self):
         return self

@@ -59,7 +59,7 @@ from typing import Callable
 from jsstore.gocompat.durations import SECOND
 from jsstore.stream.counters import Sources
 from jsstore.wire import headers
-from jsstore.wire.api import API_LEVEL, REQUIRED_API_LEVEL
+from jsstore.wire.api import API_LEVEL, BATCH_ID, REQUIRED_API_LEVEL
 from jsstore.wire.apierrors import (
     JSAtomicPublishContainsDuplicateMessageErr,
     JSAtomicPublishDisabledErr,
@@ -75,7 +75,6 @@ from jsstore.wire.apierrors import (
     JSStreamWrongLastSequenceErrF,
 )
 
-BATCH_ID = "Nats-Batch-Id"
 BATCH_SEQ = "Nats-Batch-Sequence"
 BATCH_COMMIT = "Nats-Batch-Commit"
 EXPECTED_LAST_MSG_ID = "Nats-Expected-Last-Msg-Id"

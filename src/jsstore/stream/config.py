@@ -18,9 +18,12 @@ from typing import Literal
 
 import msgspec
 
+from jsstore.deferred import deferred
 from jsstore.gocompat.durations import MILLISECOND, SECOND
 from jsstore.store import config as store_config
-from jsstore.wire import apierrors as api_errors
+
+# the API errors (a generated table of some 230 classes) load with the first error
+api_errors = deferred("jsstore.wire.apierrors")
 
 DEFAULT_DUPLICATE_WINDOW = 120 * SECOND           # StreamDefaultDuplicatesWindow
 MIN_WINDOW = 100 * MILLISECOND                    # max_age and duplicate_window floor

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import msgspec
 
+from jsstore.deferred import deferred
 from jsstore.errors import WriteError
 from jsstore.gocompat import json as gojson
-from jsstore.wire import apierrors as api_errors
+
+# the API errors (a generated table of some 230 classes) load with the first error
+api_errors = deferred("jsstore.wire.apierrors")
 
 
 class PubAck(msgspec.Struct, omit_defaults=True):

@@ -12,13 +12,17 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
+from jsstore.deferred import deferred
 from jsstore.errors import StoreError
-from jsstore.stream import cron, schedules
+from jsstore.stream import schedules
 from jsstore.stream.schedules import ScheduleTable
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire import headers as header_block
 
 log = logging.getLogger(__name__)
+
+# cron patterns and time zones (zoneinfo) load with the first schedule that has one
+cron = deferred("jsstore.stream.cron")
 
 # publish(subject, hdr, payload): the stream's publish path for its own messages
 Publish = Callable[[str, "bytes | None", bytes], object]

@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
+from jsstore.deferred import deferred
 from jsstore.errors import CorruptFile
 from jsstore.gocompat.varints import get_uvarint, put_uvarint, put_varint, unzigzag
 from jsstore.store.ttl import parse_msg_ttl
-from jsstore.stream.cron import first_fire, format_rfc3339, valid_time_zone
 from jsstore.wire import headers
 from jsstore.wire.apierrors import (
     JSMessageSchedulesDisabledErr,
@@ -51,6 +51,9 @@ from jsstore.wire.apierrors import (
     JSMessageSchedulesTTLInvalidErr,
     JSMessageTTLDisabledErr,
 )
+
+# cron patterns and time zones (zoneinfo) load with the first schedule that has one
+cron = deferred("jsstore.stream.cron")
 
 SCHEDULE = "Nats-Schedule"
 SCHEDULE_TARGET = "Nats-Schedule-Target"
@@ -108,7 +111,7 @@ class Schedule:
         if not self.repeating:
             return None
         try:
-            return first_fire(self.pattern, self.time_zone, ns, now)[0]
+            return cron.first_fire(self.pattern, self.time_zone, ns, now)[0]
         except ValueError:
             return None
 
@@ -116,7 +119,7 @@ class Schedule:
 def _schedule_from(pattern: str, tz: str | None, now: int) -> tuple[int | None, bool]:
     """(first fire, valid) of a non-empty pattern, checked at `now`."""
     try:
-        fire, _ = first_fire(pattern, tz, now, now)
+        fire, _ = cron.first_fire(pattern, tz, now, now)
     except ValueError:
         return None, False
     return fire, True
@@ -142,7 +145,7 @@ def _check_schedule(hdr: bytes, subject: str, stream_subjects: list[str],
                     allow_msg_schedules: bool, now: int, allow_msg_ttl: bool) -> Schedule | None:
     tz_value = headers.get(hdr, SCHEDULE_TIME_ZONE)
     tz = None if tz_value is None else _text(tz_value)
-    if tz is not None and not valid_time_zone(tz):
+    if tz is not None and not cron.valid_time_zone(tz):
         raise (JSMessageSchedulesTimeZoneInvalidErr() if allow_msg_schedules
                else JSMessageSchedulesDisabledErr())
     pattern = _text(headers.get(hdr, SCHEDULE))
@@ -233,7 +236,7 @@ def next_text(schedule_hdr: bytes | None, next_fire: int | None) -> str:
     pattern = _text(headers.get(schedule_hdr, SCHEDULE))
     tz_value = headers.get(schedule_hdr, SCHEDULE_TIME_ZONE)
     tz = None if pattern.startswith("@every ") or tz_value is None else _text(tz_value)
-    return format_rfc3339(next_fire, tz)
+    return cron.format_rfc3339(next_fire, tz)
 
 
 def fired_headers(schedule_hdr: bytes, schedule_subject: str, next_fire: int | None,
@@ -275,7 +278,7 @@ def fire(schedule_subject: str, schedule_hdr: bytes | None, schedule_data: bytes
         return None
     tz_value = headers.get(schedule_hdr, SCHEDULE_TIME_ZONE)
     try:
-        next_fire, repeating = first_fire(pattern, None if tz_value is None else _text(tz_value),
+        next_fire, repeating = cron.first_fire(pattern, None if tz_value is None else _text(tz_value),
                                                fire_ns, now)
         parse_msg_ttl(headers.get(schedule_hdr, SCHEDULE_TTL))
     except ValueError:

@@ -51,14 +51,16 @@ for NAK, WPI and unknown payloads always.
 from __future__ import annotations
 
 import enum
-import hashlib
 from typing import NamedTuple
 
+from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import parse_go_duration
 from jsstore.gocompat.text import trim_space, valid_text
+from jsstore.wire.api import ACK_PREFIX
 
-ACK_PREFIX = "$JS.ACK."
+hashlib = deferred("hashlib")       # for v2 subjects' account hashes only
+
 NO_DOMAIN = "_"                      # the domain token of a v2 subject without a domain
 GLOBAL_ACCOUNT = "$G"                # the account of a server without accounts
 
