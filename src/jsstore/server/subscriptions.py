@@ -72,6 +72,7 @@ class SubjectTable:
         self._cache: dict[str, list[Subscription]] = {}
         self._lock = threading.Lock()   # JetStream's timer thread asks for interest
         self.ack_watchers = 0           # subscriptions that may match ack subjects
+        self.version = 0                # changes with every insert and remove
         self._queued = 0                # subscriptions in queue groups
 
     def _index(self, filter: str) -> tuple[dict[str, list[Subscription]], str]:
@@ -91,6 +92,7 @@ class SubjectTable:
             if sub.queue:
                 self._queued += 1
             self._cache.clear()
+            self.version += 1
 
     def remove(self, sub: Subscription) -> None:
         with self._lock:
@@ -106,6 +108,7 @@ class SubjectTable:
             if sub.queue:
                 self._queued -= 1
             self._cache.clear()
+            self.version += 1
 
     def _all(self, subject: str) -> list[Subscription]:
         """Every subscription matching `subject`, in a list the caller may keep (routing
