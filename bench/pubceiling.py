@@ -7,8 +7,8 @@ frames into a file-storage stream capturing ``raw.>`` and reads the PubAcks back
 up to 1,000 unanswered.  It counts acks with ``bytes.count`` on whole reads (no Python
 per message), keeps what it read, and after the clock stops checks that every publish got
 a PubAck and that their sequences run 1..N in order (no error answers).  Each repetition
-starts both servers fresh (their own store directories, free loopback ports, the order
-alternating); the figures are medians, the ratio jsstore / nats-server.  The CPU seconds
+starts the servers fresh (their own store directories, free loopback ports, the order
+rotating); ``--before SRC`` adds `jsstore serve` run from another (built) source tree; the figures are medians, the ratio jsstore / nats-server.  The CPU seconds
 the client and the server used during the run (``/proc/<pid>/stat``) are reported too.
 
 ``--selftest`` measures the client against a stand-in server that answers every PUB with a
@@ -34,6 +34,10 @@ for path in (os.path.join(ROOT, "src"), os.path.join(ROOT, "tests")):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import jsstoreserver  # noqa: E402
+from natsserver import start_nats_server  # noqa: E402
+
+SRC = jsstoreserver.SRC
 PAYLOAD = b"x" * 128
 WINDOW = 1000
 BATCH = 100                     # frames per write
@@ -134,12 +138,14 @@ def run_client(port: int, n: int, subjects: int, server_pid: int | None) -> dict
     return result
 
 
-def run_one(kind: str, n: int, subjects: int) -> dict:
-    from jsstoreserver import start_jsstore_server
-    from natsserver import start_nats_server
+def run_one(kind: str, n: int, subjects: int, before: str | None = None) -> dict:
     directory = tempfile.mkdtemp(prefix=f"pubceiling-{kind}-")
-    server = (start_jsstore_server(directory) if kind == "jsstore"
-              else start_nats_server(directory))
+    if kind == "nats-server":
+        server = start_nats_server(directory)
+    else:
+        # "jsstore before": the same command from another source tree (its src directory)
+        jsstoreserver.SRC = before if kind == "jsstore before" else SRC
+        server = jsstoreserver.start_jsstore_server(directory)
     try:
         time.sleep(0.3)
         return run_client(server.port, n, subjects, server.pid)
@@ -201,6 +207,9 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--subjects", default="1,1000")
     parser.add_argument("--selftest", action="store_true")
+    parser.add_argument("--before", default=None, metavar="SRC",
+                        help="also run `jsstore serve` from this src directory (built), "
+                             "as 'jsstore before'")
     parser.add_argument("--client", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.client:
@@ -208,18 +217,20 @@ def main(argv=None) -> int:
         return 0
     counts = [int(s) for s in args.subjects.split(",")]
     kinds = ["selftest"] if args.selftest else ["jsstore", "nats-server"]
+    if args.before and not args.selftest:
+        kinds.insert(1, "jsstore before")
     failed = False
     rows = []
     for subjects in counts:
         runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
         for rep in range(args.reps):
-            order = kinds if rep % 2 == 0 else kinds[::-1]
+            order = kinds[rep % len(kinds):] + kinds[:rep % len(kinds)]
             for kind in order:
                 result = (selftest(args.n, subjects) if kind == "selftest"
-                          else run_one(kind, args.n, subjects))
+                          else run_one(kind, args.n, subjects, args.before))
                 runs[kind].append(result)
                 failed |= not result["ok"]
-                print(f"  {subjects} subject(s) {kind:<12} rep {rep + 1}: "
+                print(f"  {subjects} subject(s) {kind:<14} rep {rep + 1}: "
                       f"{result['rate']:,.0f} msgs/s, client cpu {result['client_cpu']:.2f} s"
                       f" server cpu {result.get('server_cpu', 0):.2f} s of "
                       f"{result['elapsed']:.2f} s, acks ok {result['ok']}", file=sys.stderr)
@@ -233,11 +244,16 @@ def main(argv=None) -> int:
         for subjects, medians in rows:
             print(f"| {subjects:,} | {medians['selftest']:,.0f} |")
     else:
-        print("| subjects | jsstore | nats-server | ratio |\n|---|---|---|---|")
+        before = "jsstore before" in kinds
+        print("| subjects | jsstore | nats-server | ratio |"
+              + (" jsstore before | ratio before |" if before else "")
+              + "\n|---|---|---|---|" + ("---|---|" if before else ""))
         for subjects, medians in rows:
-            print(f"| {subjects:,} | {medians['jsstore']:,.0f} | "
-                  f"{medians['nats-server']:,.0f} | "
-                  f"{medians['jsstore'] / medians['nats-server']:.2f} |")
+            theirs = medians["nats-server"]
+            print(f"| {subjects:,} | {medians['jsstore']:,.0f} | {theirs:,.0f} | "
+                  f"{medians['jsstore'] / theirs:.2f} |" + (
+                      f" {medians['jsstore before']:,.0f} | "
+                      f"{medians['jsstore before'] / theirs:.2f} |" if before else ""))
     if failed:
         print("SOME RUNS LOST OR MISNUMBERED ACKS", file=sys.stderr)
     return 1 if failed else 0
