@@ -13,6 +13,7 @@ nats-server sends, byte for byte."""
 from __future__ import annotations
 
 import json
+import random
 import re
 import shutil
 import socket
@@ -31,7 +32,7 @@ from jsstore.stream.stream import Stream
 
 TS = re.compile(r"^(\$JS\.ACK\.P\.C\.\d+\.\d+\.\d+\.)\d+(\.\d+)$")
 SUBJECTS = ["p.a", "p.b", "p.c", "f.a", "n.x", "q.a"]
-REPLIES = ["own", "own", "own", "none", "other", "stranger"]
+REPLIES = ["own", "own", "own", "none", "other", "stranger", "deep"]
 HEADERS = [b"K: v", b"Nats-Msg-Id: m1", b"Nats-Msg-Id: m2", b"Nats-Expected-Last-Msg-Id: m1",
            b"Nats-Expected-Last-Sequence: 3"]
 
@@ -40,7 +41,8 @@ OPS = st.one_of(
               st.binary(max_size=30)),
     st.tuples(st.just("pubs"), st.sampled_from(SUBJECTS), st.integers(2, 40)),
     st.tuples(st.just("hpub"), st.sampled_from(SUBJECTS), st.sampled_from(HEADERS)),
-    st.tuples(st.just("sub"), st.sampled_from(["p.a", "p.*", "_INBOX.b.*", "f.a"])),
+    st.tuples(st.just("sub"), st.sampled_from(["p.a", "p.*", "_INBOX.b.*", "f.a", "_INBOX.a.7",
+                                               "_INBOX.>", "_INBOX.a.* q"])),
     st.tuples(st.just("unsub"),),
     st.tuples(st.just("pull"), st.integers(1, 4)),
     st.tuples(st.just("ack"), st.integers(0, 50)),
@@ -98,9 +100,9 @@ class Side:
             out = []
             for body in bodies:
                 self.pubs += 1
-                target = {"own": inbox + b".%d" % self.pubs, "none": None,
+                target = {"own": inbox + b".%d" % (self.pubs % 10), "none": None,
                           "other": (b"_INBOX.b" if who == 0 else b"_INBOX.a") + b".x",
-                          "stranger": b"_NOBODY.x"}[reply]
+                          "stranger": b"_NOBODY.x", "deep": inbox + b".x.y"}[reply]
                 if target is None:
                     out.append(b"PUB %s %d\r\n%s\r\n" % (subject.encode(), len(body), body))
                 else:
@@ -183,8 +185,39 @@ def test_plain_runs_answer_as_the_python_path(plain, featured, domain, program):
     fast, slow = Side(plain, featured, domain, True), Side(plain, featured, domain, False)
     try:
         for index, (who, ops, cuts) in enumerate(program):
+            random.seed(index)      # (a queue group's member is picked at random)
             got = fast.read(who, b"".join(fast.encode(op, who) for op in ops), cuts)
+            random.seed(index)
             want = slow.read(who, b"".join(slow.encode(op, who) for op in ops), cuts)
+            assert got == want, f"read {index} by connection {who}: {ops}"
+        assert fast.state() == slow.state()
+    finally:
+        fast.close()
+        slow.close()
+
+
+@pytest.mark.parametrize("setup", [
+    [(0, [("sub", "_INBOX.a.7")])],                 # a literal subscription under the inbox
+    [(0, [("sub", "_INBOX.>")])],                   # a wildcard that takes inbox subjects
+    [(1, [("sub", "_INBOX.>")])],                   # ... of another client
+    [(0, [("sub", "_INBOX.a.* q")])],               # a queue member on the inbox
+    [(1, [("sub", "p.*")])],                        # interest in the published subject
+    [(0, [("pull", 3)])],                           # a pull request waiting
+    [(0, [("addq",)]), (0, [("delq",)])],           # a stream created and deleted
+])
+def test_reply_and_interest_corners(setup):
+    """Each setting, then runs of plain publishes answered to the own inbox (every tenth
+    to _INBOX.a.7), a deep reply and another client's inbox: as the Python path."""
+    program = setup + [(0, [("pubs", "p.a", 25)]), (0, [("pub", "p.b", "deep", b"x")]),
+                       (0, [("pub", "p.c", "other", b"y"), ("pubs", "q.a", 3)]),
+                       (1, [("ack", 0), ("pubs", "p.b", 12)]), (0, [("pubs", "p.c", 12)])]
+    fast, slow = Side({}, {}, None, True), Side({}, {}, None, False)
+    try:
+        for index, (who, ops) in enumerate(program):
+            random.seed(index)
+            got = fast.read(who, b"".join(fast.encode(op, who) for op in ops), [])
+            random.seed(index)
+            want = slow.read(who, b"".join(slow.encode(op, who) for op in ops), [])
             assert got == want, f"read {index} by connection {who}: {ops}"
         assert fast.state() == slow.state()
     finally:

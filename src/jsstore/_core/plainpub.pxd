@@ -16,8 +16,9 @@
 #     storing it (its answer: (store, ack_head, listeners, on_due, max_age, max_msg_size,
 #     reset_msg_id) or None);
 #   - the payload is within the stream's max_msg_size, and its reply (if any) is answered by
-#     reply(reply): the publisher's own single subscription (sub, b"MSG <reply> <sid> "),
-#     checked again per run by reply_ok(sub).
+#     the publisher's own single subscription: replies_under(head) says so for every
+#     <head>.<token> (an inbox subscription <head>.*), reply_of(reply) for one reply; both
+#     answer (sub, b" <sid> "), and reply_ok(sub) checks the subscription again per run.
 #
 # Then it is stored as BlockStore.store_msg stores it (the store's limits, discard policy
 # and per-subject limits in the core; a store that raises ends the run before that message,
@@ -52,7 +53,7 @@ cdef class _Subject:
 
 cdef class _Reply:
     cdef object sub
-    cdef bytes prefix               # b"MSG <reply> <sid> "
+    cdef bytes sid_part             # b" <sid> "
     cdef bint ok
     cdef Py_ssize_t epoch
     cdef Py_ssize_t count           # answers of this run (added to sub.delivered after)
@@ -61,14 +62,18 @@ cdef class _Reply:
 cdef class PlainPublisher:
     cdef object subject_of        # subject str -> stream or None
     cdef object target_of         # stream -> target tuple or None (see above)
-    cdef object reply_of          # reply str -> (sub, frame prefix bytes) or None
+    cdef object reply_of          # reply str -> (sub, b" <sid> ") or None
+    cdef object replies_under     # head str -> (sub, b" <sid> ") or None: <head>.* inboxes
     cdef object reply_ok          # sub -> whether it still takes the answer directly
     cdef dict subjects            # subject bytes -> _Target or None
     cdef dict replies             # reply bytes -> _Reply or None
+    cdef dict heads               # reply head bytes -> _Reply or None
+    cdef dict targets             # stream -> its _Target
     cdef object key               # what the caches hold for
     cdef Py_ssize_t epoch         # runs so far: a target / reply is checked once per run
 
     cdef _Subject _subject(self, const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
                            dict targets)
-    cdef _Reply _reply(self, const unsigned char* s, Py_ssize_t start, Py_ssize_t end)
+    cdef _Reply _reply(self, dict cache, object ask, const unsigned char* s,
+                       Py_ssize_t start, Py_ssize_t end)
     cdef bint _check_target(self, _Target target) except -1

@@ -96,13 +96,16 @@ cdef inline Py_ssize_t _token_end(const unsigned char* s, Py_ssize_t i, Py_ssize
 cdef class PlainPublisher:
     """One client's plain publish runs (see plainpub.pxd)."""
 
-    def __init__(self, subject_of, target_of, reply_of, reply_ok):
+    def __init__(self, subject_of, target_of, reply_of, replies_under, reply_ok):
         self.subject_of = subject_of
         self.target_of = target_of
         self.reply_of = reply_of
+        self.replies_under = replies_under
         self.reply_ok = reply_ok
         self.subjects = {}
         self.replies = {}
+        self.heads = {}
+        self.targets = {}
         self.key = None
         self.epoch = 0
 
@@ -116,6 +119,7 @@ cdef class PlainPublisher:
             return <_Subject>found if found is not None else None
         if len(self.subjects) >= CACHE_LIMIT:
             self.subjects.clear()
+            targets.clear()
         text = raw.decode("utf-8", "surrogateescape")
         stream = self.subject_of(text)
         if stream is None:
@@ -133,22 +137,24 @@ cdef class PlainPublisher:
         self.subjects[raw] = entry
         return entry
 
-    cdef _Reply _reply(self, const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
+    cdef _Reply _reply(self, dict cache, object ask, const unsigned char* s,
+                       Py_ssize_t start, Py_ssize_t end):
+        """The cached answer of `ask` (reply_of or replies_under) for s[start:end]."""
         cdef bytes raw = PyBytes_FromStringAndSize(<const char*>s + start, end - start)
-        cdef object found = self.replies.get(raw)
+        cdef object found = cache.get(raw)
         cdef _Reply entry
-        if found is not None or raw in self.replies:
+        if found is not None or raw in cache:
             return <_Reply>found if found is not None else None
-        if len(self.replies) >= CACHE_LIMIT:
-            self.replies.clear()
-        answer = self.reply_of(raw.decode("utf-8", "surrogateescape"))
+        if len(cache) >= CACHE_LIMIT:
+            cache.clear()
+        answer = ask(raw.decode("utf-8", "surrogateescape"))
         if answer is None:
-            self.replies[raw] = None
+            cache[raw] = None
             return None
         entry = _Reply()
-        entry.sub, entry.prefix = answer
+        entry.sub, entry.sid_part = answer
         entry.epoch = -1
-        self.replies[raw] = entry
+        cache[raw] = entry
         return entry
 
     cdef bint _check_target(self, _Target target) except -1:
@@ -179,11 +185,13 @@ cdef class PlainPublisher:
         cdef uint64_t seq
         cdef _Out out
         cdef list used = []             # replies answered in this run
-        cdef dict targets = {}
+        cdef dict targets = self.targets
         cdef object failure = None
         if key != self.key:
             self.subjects.clear()
             self.replies.clear()
+            self.heads.clear()
+            self.targets.clear()
             self.key = key
         self.epoch += 1
         out.buf = NULL
@@ -240,7 +248,16 @@ cdef class PlainPublisher:
                     break
                 reply = None
                 if reply_start >= 0:
-                    reply = self._reply(s, reply_start, reply_end)
+                    # an inbox first: the answers to <head>.<anything> may all go to one
+                    # subscription (one lookup for a client's every request)
+                    i = reply_end - 1
+                    while i > reply_start and s[i] != 46:
+                        i -= 1
+                    if reply_start < i < reply_end - 1:
+                        reply = self._reply(self.heads, self.replies_under, s, reply_start, i)
+                    if reply is None:
+                        reply = self._reply(self.replies, self.reply_of, s, reply_start,
+                                            reply_end)
                     if reply is None:
                         break
                     if reply.epoch != self.epoch:
@@ -251,14 +268,22 @@ cdef class PlainPublisher:
                         break
                 # -- stored as store_msg stores it; a store that raises declines it
                 store = target.store
+                seq = store.last_seq
                 try:
                     store.c_check_writable()
                     ts = store.c_next_ts()
                     store.c_store(<const uint8_t*>s + subj_start, subj_end - subj_start,
                                   NULL, 0, False, <const uint8_t*>s + body, size,
                                   0, ts, True, True)
-                except Exception:
-                    break
+                except Exception as exc:
+                    if store.last_seq != seq:
+                        # stored, then something after it failed (a bug, or a write of
+                        # the limits' removals): it is taken, unanswered, and reported
+                        msgs += 1
+                        payload_bytes += size
+                        pos = body + size + 2
+                        failure = exc
+                    break       # else refused before storing: the Python path answers
                 seq = store.last_seq
                 store.c_after_store(ts, 0)
                 msgs += 1
@@ -286,11 +311,15 @@ cdef class PlainPublisher:
                     continue
                 # -- MSG <reply> <sid> <len>\r\n<ack_head><seq>}\r\n
                 head_len = PyBytes_GET_SIZE(target.ack_head)
-                prefix_len = PyBytes_GET_SIZE(reply.prefix)
+                prefix_len = PyBytes_GET_SIZE(reply.sid_part)
                 digits = _count_digits(seq)
                 length = head_len + digits + 1
-                _reserve(&out, prefix_len + 12 + length + 2)
-                memcpy(out.buf + out.len, PyBytes_AS_STRING(reply.prefix), prefix_len)
+                _reserve(&out, 4 + (reply_end - reply_start) + prefix_len + 12 + length + 2)
+                memcpy(out.buf + out.len, b"MSG ", 4)
+                out.len += 4
+                memcpy(out.buf + out.len, s + reply_start, reply_end - reply_start)
+                out.len += reply_end - reply_start
+                memcpy(out.buf + out.len, PyBytes_AS_STRING(reply.sid_part), prefix_len)
                 out.len += prefix_len
                 out.len += _digits(<uint64_t>length, out.buf + out.len)
                 out.buf[out.len] = 13

@@ -29,7 +29,7 @@ class PlainRuns:
     def __init__(self, client):
         self.client = client
         self.core = PlainPublisher(self._stream_for, self._target, self._reply_to,
-                                   self._reply_ok)
+                                   self._replies_under, self._reply_ok)
 
     def usable(self) -> bool:
         """Whether this read may start with a run (the caller has checked _quick)."""
@@ -87,7 +87,7 @@ class PlainRuns:
                 cfg.max_msg_size, stream.dedupe_loaded)
 
     def _reply_to(self, reply: str):
-        """(subscription, frame prefix) when the publisher's own subscription, alone, takes
+        """(subscription, b" <sid> ") when the publisher's own subscription, alone, takes
         answers sent to `reply`; else None."""
         client = self.client
         if reply.startswith(RESERVED_REPLY):
@@ -98,8 +98,23 @@ class PlainRuns:
         sub = subs[0]
         if sub.client is not client or sub.queue:
             return None
+        return self._answered_by(sub)
+
+    def _replies_under(self, head: str):
+        """(subscription, b" <sid> ") when the publisher's own subscription to
+        ``<head>.*`` alone takes answers sent to any ``<head>.<token>`` (an inbox); else
+        None."""
+        if (head + ".").startswith(RESERVED_REPLY):
+            return None
+        sub = self.client.account.table.sole_star(head)
+        if sub is None or sub.client is not self.client:
+            return None
+        return self._answered_by(sub)
+
+    @staticmethod
+    def _answered_by(sub):
         try:
-            return sub, b"MSG %s %s " % (reply.encode(), sub.sid.encode())
+            return sub, b" %s " % sub.sid.encode()
         except UnicodeEncodeError:
             return None
 

@@ -158,3 +158,18 @@ class SubjectTable:
     def has_interest(self, subject: str) -> bool:
         with self._lock:
             return bool(self._all(subject))
+
+    def sole_star(self, head: str) -> Subscription | None:
+        """The subscription that alone receives every subject ``<head>.<token>``: the one
+        subscription to ``<head>.*``, in no queue group, with no other filter that could
+        match such a subject; else None."""
+        with self._lock:
+            subs = self._star.get(head)
+            if not subs or len(subs) != 1 or subs[0].queue:
+                return None
+            if self._by_first.get(head.split(".", 1)[0]) or self._by_first.get(""):
+                return None
+            start = head + "."
+            if any(key.startswith(start) for key in self._literal):
+                return None
+            return subs[0]
