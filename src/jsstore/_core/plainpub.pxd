@@ -47,11 +47,13 @@ cdef class _Target:
 
 
 cdef class _Subject:
+    cdef bytes raw
     cdef str text
     cdef _Target target
 
 
 cdef class _Reply:
+    cdef bytes raw                  # the reply or inbox head it stands for
     cdef object sub
     cdef bytes sid_part             # b" <sid> "
     cdef bint ok

@@ -5,7 +5,7 @@ plainpub.pxd)."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.string cimport memchr, memcpy
+from libc.string cimport memchr, memcmp, memcpy
 
 from jsstore._core.engine cimport BlockStore
 
@@ -93,6 +93,12 @@ cdef inline Py_ssize_t _token_end(const unsigned char* s, Py_ssize_t i, Py_ssize
     return i
 
 
+cdef inline bint _same(bytes raw, const unsigned char* s, Py_ssize_t start,
+                      Py_ssize_t end) noexcept:
+    return (PyBytes_GET_SIZE(raw) == end - start
+            and memcmp(PyBytes_AS_STRING(raw), s + start, end - start) == 0)
+
+
 cdef class PlainPublisher:
     """One client's plain publish runs (see plainpub.pxd)."""
 
@@ -132,6 +138,7 @@ cdef class PlainPublisher:
             target.epoch = -1
             targets[stream] = target
         entry = _Subject()
+        entry.raw = raw
         entry.text = text
         entry.target = target
         self.subjects[raw] = entry
@@ -152,6 +159,7 @@ cdef class PlainPublisher:
             cache[raw] = None
             return None
         entry = _Reply()
+        entry.raw = raw
         entry.sub, entry.sid_part = answer
         entry.epoch = -1
         cache[raw] = entry
@@ -180,6 +188,8 @@ cdef class PlainPublisher:
         cdef _Subject subject
         cdef _Target target
         cdef _Reply reply
+        cdef _Subject last_subject = None    # the run's last subject and inbox: a publisher
+        cdef _Reply last_head = None         # sends on the same ones again and again
         cdef BlockStore store
         cdef int64_t ts
         cdef uint64_t seq
@@ -236,9 +246,13 @@ cdef class PlainPublisher:
                 if subj_end - subj_start >= 4 and s[subj_start] == 36 and s[subj_start + 1] == 74 \
                         and s[subj_start + 2] == 83 and s[subj_start + 3] == 46:
                     break       # $JS.: API requests, acks
-                subject = self._subject(s, subj_start, subj_end, targets)
-                if subject is None:
-                    break
+                if last_subject is not None and _same(last_subject.raw, s, subj_start, subj_end):
+                    subject = last_subject
+                else:
+                    subject = self._subject(s, subj_start, subj_end, targets)
+                    if subject is None:
+                        break
+                    last_subject = subject
                 target = subject.target
                 if target.epoch != self.epoch and not self._check_target(target):
                     break
@@ -254,7 +268,13 @@ cdef class PlainPublisher:
                     while i > reply_start and s[i] != 46:
                         i -= 1
                     if reply_start < i < reply_end - 1:
-                        reply = self._reply(self.heads, self.replies_under, s, reply_start, i)
+                        if last_head is not None and _same(last_head.raw, s, reply_start, i):
+                            reply = last_head
+                        else:
+                            reply = self._reply(self.heads, self.replies_under, s,
+                                                reply_start, i)
+                            if reply is not None:
+                                last_head = reply
                     if reply is None:
                         reply = self._reply(self.replies, self.reply_of, s, reply_start,
                                             reply_end)
