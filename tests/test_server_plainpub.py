@@ -28,6 +28,8 @@ from inprocess import Conn, frames
 from jsstoreserver import jsstore_server
 from natsserver import nats_server, require_nats_server
 from jsstore.server import Server
+from jsstore.store.config import StoreOptions
+from jsstore.store.filestore import FileStore
 from jsstore.stream.stream import Stream
 
 TS = re.compile(r"^(\$JS\.ACK\.P\.C\.\d+\.\d+\.\d+\.)\d+(\.\d+)$")
@@ -287,6 +289,22 @@ def test_a_plain_run_forgets_the_last_msg_id(server):
     answers = [json.loads(f[3]) for f in frames(conn.read())]
     assert [a.get("seq") for a in answers[:2]] == [1, 2]
     assert answers[2]["error"]["err_code"] == 10070      # wrong last msg ID
+
+
+def test_a_store_that_syncs_every_write_is_left_to_python(tmp_path, monkeypatch):
+    """sync "always": every store waits for its fsync (FileStore's own store_msg), which the
+    core's write path does not do -- the run declines the stream."""
+    synced = []
+    monkeypatch.setattr(FileStore, "_group_commit", lambda self: synced.append(1))
+    js = jsstore.open(tmp_path, StoreOptions(sync="always"), timers=False)
+    try:
+        js.add_stream(name="P", subjects=["p.*"])
+        conn = Conn(Server(js, host="127.0.0.1", port=-1))
+        conn.feed(b"".join(b"PUB p.a _INBOX.t.%d 1\r\nx\r\n" % i for i in range(5)))
+        assert [json.loads(f[3])["seq"] for f in frames(conn.read())] == [1, 2, 3, 4, 5]
+        assert len(synced) == 5
+    finally:
+        js.close()
 
 
 # -- against nats-server ---------------------------------------------------------------------

@@ -45,7 +45,7 @@ class PlainRuns:
         router = account.router
         parser = client.parser
         if parser.pending:      # a frame the last read began: read on from its start
-            data = bytes(parser.pending) + data
+            data = bytes(parser.pending) + bytes(data)
             parser.pending = bytearray()
         key = (account, account.table.version, router.js.routes_version)
         with router.lock:
