@@ -92,7 +92,7 @@ class PlainRuns:
         client = self.client
         if reply.startswith(RESERVED_REPLY):
             return None
-        subs = client.account.table.match(reply)
+        subs = client.account.table.matching(reply)     # (no queue member picked)
         if len(subs) != 1:
             return None
         sub = subs[0]

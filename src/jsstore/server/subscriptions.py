@@ -159,6 +159,12 @@ class SubjectTable:
         with self._lock:
             return bool(self._all(subject))
 
+    def matching(self, subject: str) -> list[Subscription]:
+        """Every subscription matching `subject`, each member of a queue group included
+        (match picks one of each group at random)."""
+        with self._lock:
+            return list(self._all(subject))
+
     def sole_star(self, head: str) -> Subscription | None:
         """The subscription that alone receives every subject ``<head>.<token>``: the one
         subscription to ``<head>.*``, in no queue group, with no other filter that could
