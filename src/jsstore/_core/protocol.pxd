@@ -36,7 +36,7 @@ cdef enum:
     ERR_CLOSE = 2                 # close without an answer
 
 cdef class Parser:
-    cdef bytearray pending        # bytes of an operation not complete yet
+    cdef public bytearray pending  # bytes of an operation not complete yet
     cdef public Py_ssize_t max_control_line
     cdef public Py_ssize_t max_payload
     cdef public object error      # None, or (ERR_SEND / ERR_CLOSE, text)

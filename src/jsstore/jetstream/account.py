@@ -169,6 +169,7 @@ class JetStream:
         self.unrecovered: dict[str, str] = {}  # stream dirs skipped on open, and why
         self._streams: dict[str, Stream] = {}
         self._routes: dict[str, Stream] = {}  # publish subject -> the stream capturing it
+        self.routes_version = 0     # changes whenever a stream is added, changed or removed
         # the lock every stream and consumer runs under (reentrant): ``with js.lock:``;
         # methods named ``..._locked`` expect it held
         self.lock = threading.RLock()
@@ -362,7 +363,7 @@ class JetStream:
                                        meta_info_json(normalized, created))
             stream = self._new_stream(normalized, store, created)
             self._streams[cfg.name] = stream
-            self._routes.clear()
+            self._reroute()
             self._stream_changed(stream)
             self._advise_stream(stream.name, "create")
             return self._info(stream)
@@ -376,7 +377,7 @@ class JetStream:
                 raise api_errors.JSStreamNameExistErr()
             stream = self._new_stream(config, store, created)
             self._streams[config.name] = stream
-            self._routes.clear()
+            self._reroute()
             self._stream_changed(stream)
             self.consumers.recover_locked(stream)   # the snapshot's consumers (obs/)
             self._advise_stream(stream.name, "create")
@@ -402,7 +403,7 @@ class JetStream:
                                streamconfig.to_store_config(updated),
                                meta_info_json(updated, stream.created))
             stream.set_config(updated)
-            self._routes.clear()
+            self._reroute()
             self._stream_changed(stream)
             self._advise_stream(stream.name, "modify")
             return self._info(stream)
@@ -412,7 +413,7 @@ class JetStream:
         with self.lock:
             stream = self.lookup_stream_locked(name)
             del self._streams[name]
-            self._routes.clear()
+            self._reroute()
             if self._sources is not None:
                 self._sources.detach(name)
             self._batches.discard(name)
@@ -477,6 +478,11 @@ class JetStream:
             found = next((s for s in self._streams.values()
                           if any(filters_overlap(subject, c) for c in s.config.subjects)), None)
         return found
+
+    def _reroute(self) -> None:
+        """Streams were added, changed or removed: publishes are routed afresh."""
+        self._routes.clear()
+        self.routes_version += 1
 
     def _route(self, subject: str) -> Stream:
         stream = self._routes.get(subject)
@@ -656,7 +662,7 @@ class JetStream:
             if self.closed:
                 return
             self.closed = True
-            self._routes.clear()
+            self._reroute()
             if self in self.resources.members:
                 self.resources.members.remove(self)
             timers, self._timers = self._timers, None

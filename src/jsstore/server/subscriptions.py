@@ -72,6 +72,7 @@ class SubjectTable:
         self._cache: dict[str, list[Subscription]] = {}
         self._lock = threading.Lock()   # JetStream's timer thread asks for interest
         self.ack_watchers = 0           # subscriptions that may match ack subjects
+        self.version = 0                # changes with every insert and remove
         self._queued = 0                # subscriptions in queue groups
 
     def _index(self, filter: str) -> tuple[dict[str, list[Subscription]], str]:
@@ -91,6 +92,7 @@ class SubjectTable:
             if sub.queue:
                 self._queued += 1
             self._cache.clear()
+            self.version += 1
 
     def remove(self, sub: Subscription) -> None:
         with self._lock:
@@ -106,6 +108,7 @@ class SubjectTable:
             if sub.queue:
                 self._queued -= 1
             self._cache.clear()
+            self.version += 1
 
     def _all(self, subject: str) -> list[Subscription]:
         """Every subscription matching `subject`, in a list the caller may keep (routing
@@ -155,3 +158,24 @@ class SubjectTable:
     def has_interest(self, subject: str) -> bool:
         with self._lock:
             return bool(self._all(subject))
+
+    def matching(self, subject: str) -> list[Subscription]:
+        """Every subscription matching `subject`, each member of a queue group included
+        (match picks one of each group at random)."""
+        with self._lock:
+            return list(self._all(subject))
+
+    def sole_star(self, head: str) -> Subscription | None:
+        """The subscription that alone receives every subject ``<head>.<token>``: the one
+        subscription to ``<head>.*``, in no queue group, with no other filter that could
+        match such a subject; else None."""
+        with self._lock:
+            subs = self._star.get(head)
+            if not subs or len(subs) != 1 or subs[0].queue:
+                return None
+            if self._by_first.get(head.split(".", 1)[0]) or self._by_first.get(""):
+                return None
+            start = head + "."
+            if any(key.startswith(start) for key in self._literal):
+                return None
+            return subs[0]

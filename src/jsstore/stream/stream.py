@@ -374,10 +374,7 @@ class Stream:
         the PubAck JSON, exactly what ``publish(...).to_json()`` would; None when any of
         that applies or the message is too large, and the caller takes ``publish``."""
         cfg = self.config
-        if (cfg.sealed or self.transform is not None or cfg.allow_msg_counter
-                or self.retention is not None or self.republish is not None
-                or self.schedules is not None or not self.wall_clock
-                or 0 <= cfg.max_msg_size < len(payload)):
+        if not self.stores_only() or 0 <= cfg.max_msg_size < len(payload):
             return None
         if self.usage_check is not None:
             self.usage_check(cfg.storage, message_size(len(subject), 0, len(payload), False,
@@ -393,12 +390,25 @@ class Stream:
             self.on_due(ts + cfg.max_age)
         for listener in self.listeners:
             listener(self, seq, subject, None, payload, ts)
+        return self.ack_head() + str(seq).encode() + b"}"
+
+    def stores_only(self) -> bool:
+        """Whether a publish without headers does nothing beyond being stored and told to
+        the listeners (what publish_plain takes, messages over max_msg_size aside)."""
+        cfg = self.config
+        return not (cfg.sealed or self.transform is not None or cfg.allow_msg_counter
+                    or self.retention is not None or self.republish is not None
+                    or self.schedules is not None or not self.wall_clock)
+
+    def ack_head(self) -> bytes:
+        """A plain PubAck up to its sequence: b'{"stream":"S"[,"domain":"D"],"seq":'."""
         head = self._ack_head
-        if head is None or head[0] != cfg.name:
+        name = self.config.name
+        if head is None or head[0] != name:
             domain = b',"domain":' + gojson.encode(self.domain) if self.domain else b""
-            head = self._ack_head = (cfg.name, b'{"stream":' + gojson.encode(cfg.name)
+            head = self._ack_head = (name, b'{"stream":' + gojson.encode(name)
                                      + domain + b',"seq":')
-        return head[1] + str(seq).encode() + b"}"
+        return head[1]
 
     def _skip_uninteresting(self, prepared: Prepared) -> PubAck:
         """An interest stream with no consumer for the subject: the sequence is used up,
