@@ -24,7 +24,6 @@ from jsstore.server.limits import (
     ClientTimers,
     lowest,
 )
-from jsstore.server.nkey import new_nonce
 from jsstore.server.output import QUIET_GAP, Output
 from jsstore.server.permissions import (
     RESERVED_REPLY,
@@ -34,7 +33,6 @@ from jsstore.server.permissions import (
     reply_violation,
     subscribe_violation,
 )
-from jsstore.server.plainpub import PlainRuns
 from jsstore.server.subscriptions import Subscription
 from jsstore.wire.api import ACK_PREFIX
 
@@ -43,6 +41,7 @@ log = logging.getLogger("jsstore.server")
 # loaded when a server has nkey users, or TLS
 nkey = deferred("jsstore.server.nkey")
 tls_layer = deferred("jsstore.server.tls")
+plainpub = deferred("jsstore.server.plainpub")
 
 
 def no_responders(subject: str) -> bytes:
@@ -96,7 +95,7 @@ class Client(Output, asyncio.Protocol):
         self.info_after_tls = False  # INFO waits for the TLS handshake (TLS-first)
         self.tls_first = False      # the handshake came before INFO (shown by /connz)
         self._fallback = None       # TLS-first's fallback to INFO first, while pending
-        self.plain_runs = PlainRuns(self)   # its publishes the core takes (server.plainpub)
+        self.plain_runs = None      # its publishes the core takes (server.plainpub), once quick
 
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -180,9 +179,13 @@ class Client(Output, asyncio.Protocol):
         # JetStream sees go straight to the acks waiting (what Server.publish would do,
         # shorter), and publishes outside $JS. in a row are handled as one run
         quick = self._quick()
-        if quick and self.plain_runs.usable():
-            # a leading run of plain PUBs is stored and answered in the core
-            data = self.plain_runs.run(data)
+        if quick:
+            runs = self.plain_runs
+            if runs is None:    # (loaded with JetStream's first use, not at start)
+                runs = self.plain_runs = plainpub.PlainRuns(self)
+            if runs.usable():
+                # a leading run of plain PUBs is stored and answered in the core
+                data = runs.run(data)
         quick_msgs = quick_bytes = 0
         run: list = []      # publishes outside $JS. in a row: handled together
         lowered = -1        # a max_payload a CONNECT in this read lowered
