@@ -115,6 +115,7 @@ def session():
              .config("spark.driver.memory", "2g").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(sparkfloor.FloorDataSource)
+    spark.dataSource.register(sparkfloor.NothingDataSource)
     return spark
 
 
@@ -184,10 +185,13 @@ def breakdown(spark, base: str, parquet: str, reps: int, report) -> None:
                        ._jdf.queryExecution().executedPlan(), reps))
     report("spark: a job of 10 rows (spark.range) into noop",
            median_time(lambda: noop(spark.range(10)), reps))
-    pruned, pruned_pq = medians_in_turn(
+    pruned, nothing, pruned_pq = medians_in_turn(
         lambda: noop(jsstore_df(spark, base).filter("seq > 100000000000")),
+        lambda: noop(spark.read.format(sparkfloor.NOTHING_NAME).load()
+                     .filter("seq > 100000000000")),
         lambda: noop(spark.read.parquet(parquet).filter("seq > 100000000000")), reps=reps)
     report("spark: a query with every block pruned (fixed cost per query)", pruned)
+    report("spark: the same query of a Python source that reads nothing", nothing)
     report("parquet: a query with every row group pruned", pruned_pq)
     for label, schema in (("every column but headers", HEADERLESS),
                           ("every column but data", DATALESS),
@@ -205,8 +209,12 @@ def breakdown(spark, base: str, parquet: str, reps: int, report) -> None:
                median_time(lambda: noop(jsstore_df(spark, base, batch_rows=rows)), reps))
     for size in (16 << 20, 64 << 20, 256 << 20):
         parts = jsstore_df(spark, base, partition_bytes=size).rdd.getNumPartitions()
-        report(f"spark: partition_bytes {size >> 20} MiB ({parts} partitions)",
-               median_time(lambda: noop(jsstore_df(spark, base, partition_bytes=size)), reps))
+        js, floor = medians_in_turn(
+            lambda: noop(jsstore_df(spark, base, partition_bytes=size)),
+            lambda: noop(jsstore_df(spark, base, source=sparkfloor.FLOOR_NAME,
+                                    partition_bytes=size)), reps=reps)
+        report(f"spark: partition_bytes {size >> 20} MiB ({parts} partitions)", js)
+        report(f"floor: partition_bytes {size >> 20} MiB ({parts} partitions)", floor)
 
 
 def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -> None:

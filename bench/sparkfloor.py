@@ -4,15 +4,20 @@
 as jsstore's, built once per Python worker and kept: from the second read on, a task's
 Python side costs nothing but yielding ready-made batches, so what is left of a full read
 is Spark's part (its planner round trips, the tasks, the Arrow stream into the JVM, rows
-made from it) and no reader can go below it.  Workers must import this module: the bench
+made from it) and no reader can go below it.  `python_nothing` plans no partition and
+reads nothing, with no jsstore code at all: what any query of a Python source costs.  Workers must import this module: the bench
 puts this directory on their PYTHONPATH before the session starts.
 """
 
 from __future__ import annotations
 
+from pyspark.sql.datasource import DataSource, DataSourceReader
+
+from jsstore.spark.arrow import STREAM_SCHEMA
 from jsstore.spark.source import BlockPartition, DirectoryReader, JetStreamDataSource
 
 FLOOR_NAME = "jsstore_floor"
+NOTHING_NAME = "python_nothing"
 
 # (block paths, columns) -> the batches of that partition, per worker process
 _built: dict[tuple, list] = {}
@@ -37,3 +42,26 @@ class FloorDataSource(JetStreamDataSource):
 
     def reader(self, schema):
         return FloorReader(self._options(), schema)
+
+
+class NothingReader(DataSourceReader):
+    """Plans no partition and reads nothing: a query's cost in Spark for any Python
+    source, with no code of jsstore in it."""
+
+    def partitions(self):
+        return []
+
+    def read(self, partition):
+        return iter(())
+
+
+class NothingDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return NOTHING_NAME
+
+    def schema(self):
+        return STREAM_SCHEMA
+
+    def reader(self, schema):
+        return NothingReader()
