@@ -1,19 +1,24 @@
 """The Spark data source side by side with Spark's own Parquet reader and with nats-py.
 
     python bench/spark.py [--n 1000000] [--reps 3] [--dir DIR] [--json FILE] [--skip-nats]
+                          [--sections full,breakdown,queries,nats,write]
 
 One local[2] session runs every measurement; each figure is the median of --reps runs, and
 the jsstore and Parquet sides of a comparison run in turn, after a warm-up of both.
 Workload (bench/data.py): N messages of 128 random bytes on 1,000 subjects, stored by
 jsstore's FileStore (8 MiB blocks) and the same rows written as Parquet by Spark.
 
-  full read      every row and column into format("noop"): jsstore vs Parquet, target >= 0.8x
-  breakdown      where a full read's time goes: the core alone (no Spark), Arrow building,
-                 projection, batch size, partitions
-  one subject    subject = <one of 1,000> and a 5% time window: jsstore vs Parquet
-                 (target >= 3x, bytes read <= 20% of a full scan); subjects interleaved
-                 (message i on subject i % 1000) and in runs (1,000 messages each)
-  over NATS      the stream served by jsstore serve, then by nats-server: Spark over NATS
+  full           every row and column into format("noop"): jsstore vs Parquet, target >= 0.8x,
+                 and the floor of any Python source: the same batches ready-made
+                 (bench/sparkfloor.py), so that only Spark's part of the read is left
+  breakdown      where a full read's time goes: the core alone (no Spark), the planner round
+                 trips, a bare job, a query with nothing to read, projections (jsstore and
+                 its floor), batch size, partitions
+  queries        subject = <one of 1,000> and a 5% time window: jsstore vs Parquet
+                 (target >= 3x, bytes read <= 20% of a full scan) beside jsstore's query with
+                 every block pruned; subjects interleaved (message i on subject i % 1000)
+                 and in runs (1,000 messages each)
+  nats           the stream served by jsstore serve, then by nats-server: Spark over NATS
                  vs one nats-py ordered consumer on the same server (target >= 5x)
   write          N rows written into a stream vs Spark writing the same rows as Parquet
 Timing assertions live nowhere: this prints figures and ratios.
@@ -36,12 +41,14 @@ SRC = os.path.join(os.path.dirname(HERE), "src")
 sys.path.insert(0, SRC)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
-os.environ["PYTHONPATH"] = SRC + os.pathsep + os.environ.get("PYTHONPATH", "")
+# the Python workers import jsstore, and sparkfloor from here
+os.environ["PYTHONPATH"] = os.pathsep.join([SRC, HERE, os.environ.get("PYTHONPATH", "")])
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 import data  # noqa: E402
 import nats  # noqa: E402
+import sparkfloor  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 import jsstore  # noqa: E402
@@ -56,6 +63,7 @@ from natsserver import nats_server, nats_server_binary  # noqa: E402
 STREAM = "BENCH"
 CHUNK = 1000                      # messages per store_batch call (one timestamp each)
 RUN = 1000                        # the "runs" layout: consecutive messages per subject
+SECTIONS = ("full", "breakdown", "queries", "nats", "write")
 WARMUP = 5                        # full reads of each kind before anything is timed
 NATS_N = 200_000                  # messages read over NATS by both readers
 HEADERLESS = "seq BIGINT, subject STRING, time TIMESTAMP, time_ns BIGINT, data BINARY"
@@ -72,16 +80,16 @@ def median_time(fn, reps: int) -> float:
     return statistics.median(times)
 
 
-def paired_medians(first, second, reps: int) -> tuple[float, float]:
-    """Medians of two measurements taken in turn (first, second, first, ...), so that the
-    load of the machine and the JVM's compilation so far weigh on both alike."""
-    times: tuple[list[float], list[float]] = ([], [])
+def medians_in_turn(*fns, reps: int) -> list[float]:
+    """Medians of measurements taken in turn (first, second, ..., first, ...), so that the
+    load of the machine and the JVM's compilation so far weigh on all alike."""
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(reps):
-        for fn, out in ((first, times[0]), (second, times[1])):
+        for fn, out in zip(fns, times):
             started = time.perf_counter()
             fn()
             out.append(time.perf_counter() - started)
-    return statistics.median(times[0]), statistics.median(times[1])
+    return [statistics.median(t) for t in times]
 
 
 def build_store(directory: str, n: int, layout: str) -> None:
@@ -106,11 +114,13 @@ def session():
              .config("spark.sql.python.filterPushdown.enabled", "true")
              .config("spark.driver.memory", "2g").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+    spark.dataSource.register(sparkfloor.FloorDataSource)
+    spark.dataSource.register(sparkfloor.NothingDataSource)
     return spark
 
 
-def jsstore_df(spark, directory, schema=None, **options):
-    read = spark.read.format("jsstore").option("path", directory).option("stream", STREAM)
+def jsstore_df(spark, directory, schema=None, source="jsstore", **options):
+    read = spark.read.format(source).option("path", directory).option("stream", STREAM)
     if schema:
         read = read.schema(schema)
     for key, value in options.items():
@@ -149,6 +159,144 @@ async def nats_py_ordered(url: str, count: int) -> int:
     return got
 
 
+def full_read(spark, base: str, parquet: str, reps: int, report) -> None:
+    print("full read into noop (jsstore, its floor and Parquet in turn)", flush=True)
+    full_js, floor, full_pq = medians_in_turn(
+        lambda: noop(jsstore_df(spark, base)),
+        lambda: noop(jsstore_df(spark, base, source=sparkfloor.FLOOR_NAME)),
+        lambda: noop(spark.read.parquet(parquet)), reps=reps)
+    report("jsstore full read", full_js)
+    report("floor: the same batches ready-made (no reading, no building)", floor)
+    report("parquet full read", full_pq)
+    report("ratio jsstore/parquet speed (target >= 0.8)", full_pq / full_js, "x")
+    report("ratio floor/parquet speed (best any Python reader gets)", full_pq / floor, "x")
+
+
+def breakdown(spark, base: str, parquet: str, reps: int, report) -> None:
+    print("breakdown of the full read", flush=True)
+    report("core + Arrow building, 1 process, no Spark",
+           median_time(lambda: core_only(base, STREAM_COLUMNS, 262144), reps))
+    report("core, seq column only, no Spark",
+           median_time(lambda: core_only(base, ["seq"], 262144), reps))
+    report("spark: load() (the schema from a Python planner)",
+           median_time(lambda: jsstore_df(spark, base), reps))
+    report("spark: planning (pushFilters, partitions in a Python planner)",
+           median_time(lambda: jsstore_df(spark, base).filter("seq > 0")
+                       ._jdf.queryExecution().executedPlan(), reps))
+    report("spark: a job of 10 rows (spark.range) into noop",
+           median_time(lambda: noop(spark.range(10)), reps))
+    pruned, nothing, pruned_pq = medians_in_turn(
+        lambda: noop(jsstore_df(spark, base).filter("seq > 100000000000")),
+        lambda: noop(spark.read.format(sparkfloor.NOTHING_NAME).load()
+                     .filter("seq > 100000000000")),
+        lambda: noop(spark.read.parquet(parquet).filter("seq > 100000000000")), reps=reps)
+    report("spark: a query with every block pruned (fixed cost per query)", pruned)
+    report("spark: the same query of a Python source that reads nothing", nothing)
+    report("parquet: a query with every row group pruned", pruned_pq)
+    for label, schema in (("every column but headers", HEADERLESS),
+                          ("every column but data", DATALESS),
+                          ("seq, subject only (projection by schema)", "seq BIGINT, subject STRING"),
+                          ("seq only", "seq BIGINT")):
+        js, floor = medians_in_turn(
+            lambda: noop(jsstore_df(spark, base, schema)),
+            lambda: noop(jsstore_df(spark, base, schema, source=sparkfloor.FLOOR_NAME)), reps=reps)
+        report(f"spark: {label}", js)
+        report(f"floor: {label}", floor)
+    report("parquet: seq, subject only",
+           median_time(lambda: noop(spark.read.parquet(parquet).select("seq", "subject")), reps))
+    for rows in (8192, 65536, 262144, 1 << 20):
+        report(f"spark: batch_rows {rows}",
+               median_time(lambda: noop(jsstore_df(spark, base, batch_rows=rows)), reps))
+    for size in (16 << 20, 64 << 20, 256 << 20):
+        parts = jsstore_df(spark, base, partition_bytes=size).rdd.getNumPartitions()
+        js, floor = medians_in_turn(
+            lambda: noop(jsstore_df(spark, base, partition_bytes=size)),
+            lambda: noop(jsstore_df(spark, base, source=sparkfloor.FLOOR_NAME,
+                                    partition_bytes=size)), reps=reps)
+        report(f"spark: partition_bytes {size >> 20} MiB ({parts} partitions)", js)
+        report(f"floor: partition_bytes {size >> 20} MiB ({parts} partitions)", floor)
+
+
+def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -> None:
+    """One subject and a 5% time window on both layouts: jsstore, Parquet and jsstore's
+    query with every block pruned (the fixed cost no pruning removes) in turn."""
+    print("one subject of 1,000 and a 5% time window", flush=True)
+    chosen = f"orders.{437 if n >= 438 * RUN else n // RUN // 2}"   # in both layouts
+    subject = f"subject = '{chosen}'"
+    for layout, directory in stores.items():
+        full_bytes = planned_bytes(directory, ScanFilter())
+        pq_dir = parquet if layout == "interleaved" else os.path.join(root, "parquet-runs")
+        if not os.path.exists(pq_dir):
+            jsstore_df(spark, directory).write.parquet(pq_dir)
+        times = [r["time_ns"] for r in jsstore_df(spark, directory).filter(
+            f"seq IN ({int(n * 0.475)}, {int(n * 0.525)})").select("time_ns").collect()]
+        low, high = min(times), max(times)
+        window = f"time_ns BETWEEN {low} AND {high}"
+        for name, condition, scan in (
+                ("one subject", subject, ScanFilter(exact={chosen})),
+                ("5% window", window, ScanFilter(time_low=low, time_high=high))):
+            t_js, t_pq, t_none = medians_in_turn(
+                lambda: noop(jsstore_df(spark, directory).filter(condition)),
+                lambda: noop(spark.read.parquet(pq_dir).filter(condition)),
+                lambda: noop(jsstore_df(spark, directory).filter("seq > 100000000000")),
+                reps=reps)
+            read = planned_bytes(directory, scan)
+            report(f"{layout}: {name}: jsstore", t_js)
+            report(f"{layout}: {name}: parquet", t_pq)
+            report(f"{layout}: {name}: jsstore, every block pruned", t_none)
+            report(f"{layout}: {name}: speed ratio (target >= 3)", t_pq / t_js, "x")
+            report(f"{layout}: {name}: ratio if reading cost nothing", t_pq / t_none, "x")
+            report(f"{layout}: {name}: MB read (full scan {full_bytes / 1e6:.1f} MB)",
+                   read / 1e6, "MB")
+            report(f"{layout}: {name}: bytes read / full scan (target <= 0.2)",
+                   read / full_bytes, "")
+
+
+def over_nats(spark, base: str, root: str, count: int, reps: int, report) -> None:
+    print(f"over NATS, {count:,} messages", flush=True)
+    for kind, start in (("jsstore serve", jsstore_server), ("nats-server", nats_server)):
+        if kind == "nats-server" and nats_server_binary() is None:
+            print("  nats-server: not installed, skipped", flush=True)
+            continue
+        served = os.path.join(root, "served-" + kind.split()[0])
+        shutil.copytree(base, served)
+        with start(served) as server:
+            def over(url=server.url):
+                # the default options: nats_partition_messages cuts 200,000 into 2 tasks,
+                # which beat 4 (the server takes a core of its own)
+                noop(spark.read.format("jsstore").option("url", url).option("stream", STREAM)
+                     .load().filter(f"seq <= {count}"))
+            over()
+            t_nats, t_py = medians_in_turn(
+                over, lambda: asyncio.run(nats_py_ordered(server.url, count)), reps=reps)
+        report(f"spark over NATS ({kind})", t_nats)
+        report(f"nats-py ordered consumer ({kind})", t_py)
+        report(f"ratio over NATS / nats-py, {kind} (target >= 5)", t_py / t_nats, "x")
+        shutil.rmtree(served, ignore_errors=True)
+
+
+def write(spark, parquet: str, root: str, n: int, reps: int, report) -> None:
+    print(f"writing {n:,} rows", flush=True)
+    rows = spark.read.parquet(parquet).select("subject", "data").cache()
+    rows.count()
+    counter = iter(range(1000))
+
+    def write_stream():
+        target = os.path.join(root, f"write-{next(counter)}")
+        rows.write.format("jsstore").option("path", target).option("stream", "W") \
+            .option("create", "true").option("subjects", "orders.>").mode("append").save()
+        shutil.rmtree(target, ignore_errors=True)
+
+    def write_parquet():
+        rows.write.mode("overwrite").parquet(os.path.join(root, "write-parquet"))
+
+    t_write, t_write_pq = medians_in_turn(write_stream, write_parquet, reps=reps)
+    report("jsstore write", t_write)
+    report("parquet write", t_write_pq)
+    report("ratio jsstore/parquet write speed", t_write_pq / t_write, "x")
+    rows.unpersist()
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=data.bench_n())
@@ -156,7 +304,12 @@ def main(argv=None) -> int:
     parser.add_argument("--dir", default=None)
     parser.add_argument("--json", default=None)
     parser.add_argument("--skip-nats", action="store_true")
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"comma-separated, of {','.join(SECTIONS)}")
     args = parser.parse_args(argv)
+    sections = set(args.sections.split(","))
+    if args.skip_nats:
+        sections.discard("nats")
     root = tempfile.mkdtemp(prefix="jsstore-spark-bench-", dir=args.dir)
     results: dict[str, float] = {}
 
@@ -178,107 +331,20 @@ def main(argv=None) -> int:
         # twice as long as the later ones while the JVM compiles the row conversion
         for _ in range(WARMUP):
             noop(jsstore_df(spark, base))
+            noop(jsstore_df(spark, base, source=sparkfloor.FLOOR_NAME))
             noop(spark.read.parquet(parquet))
 
-        print("full read into noop", flush=True)
-        full_js, full_pq = paired_medians(lambda: noop(jsstore_df(spark, base)),
-                                          lambda: noop(spark.read.parquet(parquet)), args.reps)
-        report("jsstore full read", full_js)
-        report("parquet full read", full_pq)
-        report("ratio jsstore/parquet speed (target >= 0.8)", full_pq / full_js, "x")
+        if "full" in sections:
+            full_read(spark, base, parquet, args.reps, report)
+        if "breakdown" in sections:
+            breakdown(spark, base, parquet, args.reps, report)
 
-        print("breakdown of the full read", flush=True)
-        report("core + Arrow building, 1 process, no Spark",
-               median_time(lambda: core_only(base, STREAM_COLUMNS, 65536), args.reps))
-        report("core, seq column only, no Spark",
-               median_time(lambda: core_only(base, ["seq"], 65536), args.reps))
-        report("spark: a query with every block pruned (fixed cost per query)",
-               median_time(lambda: noop(jsstore_df(spark, base).filter("seq > 100000000000")),
-                           args.reps))
-        report("parquet: a query with every row group pruned",
-               median_time(lambda: noop(spark.read.parquet(parquet).filter("seq > 100000000000")),
-                           args.reps))
-        report("spark: every column but headers",
-               median_time(lambda: noop(jsstore_df(spark, base, HEADERLESS)), args.reps))
-        report("spark: every column but data",
-               median_time(lambda: noop(jsstore_df(spark, base, DATALESS)), args.reps))
-        report("spark: seq, subject only (projection by schema)",
-               median_time(lambda: noop(jsstore_df(spark, base, "seq BIGINT, subject STRING")), args.reps))
-        report("parquet: seq, subject only",
-               median_time(lambda: noop(spark.read.parquet(parquet).select("seq", "subject")), args.reps))
-        for rows in (8192, 32768, 65536, 262144):
-            report(f"spark: batch_rows {rows}",
-                   median_time(lambda: noop(jsstore_df(spark, base, batch_rows=rows)), args.reps))
-        for size in (16 << 20, 64 << 20, 256 << 20):
-            parts = jsstore_df(spark, base, partition_bytes=size).rdd.getNumPartitions()
-            report(f"spark: partition_bytes {size >> 20} MiB ({parts} partitions)",
-                   median_time(lambda: noop(jsstore_df(spark, base, partition_bytes=size)), args.reps))
-
-        print("one subject of 1,000 and a 5% time window", flush=True)
-        full_bytes = planned_bytes(base, ScanFilter())
-        chosen = f"orders.{437 if args.n >= 438 * RUN else args.n // RUN // 2}"   # in both layouts
-        subject = f"subject = '{chosen}'"
-        for layout, directory in stores.items():
-            pq_dir = parquet if layout == "interleaved" else os.path.join(root, "parquet-runs")
-            if layout != "interleaved":
-                jsstore_df(spark, directory).write.parquet(pq_dir)
-            times = [r["time_ns"] for r in jsstore_df(spark, directory).filter(
-                f"seq IN ({int(args.n * 0.475)}, {int(args.n * 0.525)})").select("time_ns").collect()]
-            low, high = min(times), max(times)
-            window = f"time_ns BETWEEN {low} AND {high}"
-            for name, condition, scan in (
-                    ("one subject", subject, ScanFilter(exact={chosen})),
-                    ("5% window", window, ScanFilter(time_low=low, time_high=high))):
-                t_js, t_pq = paired_medians(
-                    lambda: noop(jsstore_df(spark, directory).filter(condition)),
-                    lambda: noop(spark.read.parquet(pq_dir).filter(condition)), args.reps)
-                report(f"{layout}: {name}: jsstore", t_js)
-                report(f"{layout}: {name}: parquet", t_pq)
-                report(f"{layout}: {name}: speed ratio (target >= 3)", t_pq / t_js, "x")
-                report(f"{layout}: {name}: bytes read / full scan (target <= 0.2)",
-                       planned_bytes(directory, scan) / full_bytes, "")
-
-        if not args.skip_nats:
-            count = min(NATS_N, args.n)
-            print(f"over NATS, {count:,} messages", flush=True)
-            for kind, start in (("jsstore serve", jsstore_server), ("nats-server", nats_server)):
-                if kind == "nats-server" and nats_server_binary() is None:
-                    print("  nats-server: not installed, skipped", flush=True)
-                    continue
-                served = os.path.join(root, "served-" + kind.split()[0])
-                shutil.copytree(base, served)
-                with start(served) as server:
-                    over = lambda: noop(spark.read.format("jsstore").option("url", server.url)
-                                        .option("stream", STREAM)
-                                        .option("nats_partition_messages", count // 4)
-                                        .load().filter(f"seq <= {count}"))
-                    over()
-                    t_nats = median_time(over, args.reps)
-                    t_py = median_time(lambda: asyncio.run(nats_py_ordered(server.url, count)),
-                                       args.reps)
-                report(f"spark over NATS ({kind})", t_nats)
-                report(f"nats-py ordered consumer ({kind})", t_py)
-                report(f"ratio over NATS / nats-py, {kind} (target >= 5)", t_py / t_nats, "x")
-                shutil.rmtree(served, ignore_errors=True)
-
-        print(f"writing {args.n:,} rows", flush=True)
-        rows = spark.read.parquet(parquet).select("subject", "data").cache()
-        rows.count()
-        counter = iter(range(1000))
-
-        def write_stream():
-            target = os.path.join(root, f"write-{next(counter)}")
-            rows.write.format("jsstore").option("path", target).option("stream", "W") \
-                .option("create", "true").option("subjects", "orders.>").mode("append").save()
-
-        def write_parquet():
-            rows.write.mode("overwrite").parquet(os.path.join(root, "write-parquet"))
-
-        t_write = median_time(write_stream, args.reps)
-        t_write_pq = median_time(write_parquet, args.reps)
-        report("jsstore write", t_write)
-        report("parquet write", t_write_pq)
-        report("ratio jsstore/parquet write speed", t_write_pq / t_write, "x")
+        if "queries" in sections:
+            queries(spark, stores, parquet, root, args.n, args.reps, report)
+        if "nats" in sections:
+            over_nats(spark, base, root, min(NATS_N, args.n), args.reps, report)
+        if "write" in sections:
+            write(spark, parquet, root, args.n, args.reps, report)
         spark.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)

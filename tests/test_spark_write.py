@@ -101,3 +101,51 @@ def test_a_subject_outside_the_stream_is_refused(spark, tmp_path):
     with pytest.raises(Exception, match="not one of stream 'OUT'"):
         write(df.coalesce(1), directory)
     assert read(spark, directory).count() == 0           # nothing appended before the refusal
+
+
+@pytest.mark.parametrize("config", [
+    {},
+    {"max_msgs_per_subject": 2},
+    {"max_msgs": 5, "discard": "new"},
+    {"max_bytes": 400},
+    {"subject_transform": {"src": "in.>", "dest": "moved.>"}, "subjects": ["in.>", "moved.>"]},
+], ids=["plain", "per-subject", "discard-new", "max-bytes", "transform"])
+def test_a_commit_appends_what_publishing_each_row_does(tmp_path, config):
+    """The commit's append (Stream.publish_plain for rows without headers) leaves the
+    stream as publishing every row through the embedded API does, errors included."""
+    import pyarrow as pa   # optional dependency of the test body
+
+    from jsstore.spark.writer import append_batch, batch_rows
+    rows = [(f"in.{i % 3}", f"payload-{i}".encode(),
+             {"Nats-Msg-Id": [f"id-{i % 8}"]} if i % 4 == 1 else None) for i in range(12)]  # id-1 twice
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([r[0] for r in rows]), pa.array([r[1] for r in rows], pa.binary()),
+         pa.array([list(r[2].items()) if r[2] else None for r in rows],
+                  pa.map_(pa.string(), pa.list_(pa.string())))],
+        names=["subject", "data", "headers"])
+    params = {"subjects": ["in.>"], **config}
+    outcomes = []
+    for way in ("each row", "commit"):
+        directory = str(tmp_path / way.replace(" ", "-"))
+        with jsstore.open(directory) as js:
+            js.add_stream(name="OUT", **params)
+            error = None
+            try:
+                if way == "each row":
+                    for subject, payload, headers in batch_rows(batch):
+                        js.publish(subject, payload, headers=headers)
+                else:
+                    append_batch(js, "OUT", batch)
+            except Exception as exc:     # noqa: BLE001 - compared between the two ways
+                error = type(exc).__name__
+            state = js.stream_info("OUT").state
+            stored = []
+            for seq in range(state.first_seq, state.last_seq + 1):
+                try:
+                    msg = js.get_msg("OUT", seq)
+                except Exception:        # noqa: BLE001 - a removed sequence
+                    continue
+                stored.append((msg.seq, msg.subject, msg.data, msg.headers))
+            outcomes.append((error, state.messages, stored))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][2], "something was stored"

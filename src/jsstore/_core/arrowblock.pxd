@@ -2,9 +2,11 @@
 #
 # A BlockColumns walks the records of one plain (decompressed) block file and appends the
 # messages that pass its filters to growable C buffers, one set per Arrow column, with no
-# Python object per message.  next_batch() hands the buffers out as bytes objects laid out
-# as Arrow expects them (little-endian values, int32 offsets, LSB-first validity bits);
-# jsstore.spark.arrow wraps them with pyarrow.Array.from_buffers.
+# Python object per message.  next_batch() hands the buffers over without copying them, as
+# HandedBuffer objects (the buffer protocol; the memory is freed when the last user lets
+# go), laid out as Arrow expects them (little-endian values, int32 offsets, LSB-first
+# validity bits); jsstore.spark.arrow wraps them with pyarrow.Array.from_buffers.  The
+# next batch allocates its buffers afresh, at the size the last one reached.
 #
 # Which records become rows:
 #   - tombstones and erased / skip records never do;
@@ -56,9 +58,15 @@ cdef enum:
     BUF_COUNT = 14
 
 cdef struct GrowBuffer:
-    uint8_t* data                 # malloc'ed, NULL until first use
+    uint8_t* data                 # malloc'ed, NULL until first use and after a hand-over
     size_t length                 # bytes written
     size_t capacity               # bytes allocated
+    size_t hint                   # bytes to allocate first (what the last batch reached)
+
+cdef class HandedBuffer:
+    # Bytes a BlockColumns built and handed over (read-only buffer protocol, len()).
+    cdef uint8_t* data            # malloc'ed, freed with the object
+    cdef Py_ssize_t length
 
 cdef struct HeaderLine:
     uint32_t key_off, key_len     # offsets inside the header block

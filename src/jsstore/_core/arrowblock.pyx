@@ -5,7 +5,7 @@ metadata walk the Spark planner uses on blocks that index.db does not describe."
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memcmp, memset
 from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t, int64_t, INT64_MAX, INT64_MIN
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.buffer cimport PyBuffer_FillInfo
 
 from jsstore._core.record cimport RecordView, record_parse
 from jsstore._core.subjects cimport SubjectIndex, subject_matches
@@ -25,7 +25,7 @@ cdef int _reserve(GrowBuffer* b, size_t extra) except -1:
     cdef uint8_t* grown
     if need <= b.capacity:
         return 0
-    capacity = b.capacity * 2 if b.capacity else 4096
+    capacity = b.capacity * 2 if b.capacity else max(<size_t>4096, b.hint)
     while capacity < need:
         capacity *= 2
     grown = <uint8_t*>realloc(b.data, capacity)
@@ -63,6 +63,37 @@ cdef inline int _append_i32(GrowBuffer* b, int32_t value) except -1:
 
 cdef inline bint _blank(uint8_t c) noexcept nogil:
     return c == 32 or c == 9
+
+
+cdef class HandedBuffer:
+    """Bytes a BlockColumns built, handed over without a copy: read through the buffer
+    protocol (pyarrow.py_buffer keeps the object alive) and freed with the object."""
+
+    def __dealloc__(self):
+        free(self.data)
+        self.data = NULL
+
+    def __len__(self):
+        return self.length
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        PyBuffer_FillInfo(view, self, self.data, self.length, 1, flags)
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+
+cdef object _hand_over(GrowBuffer* b):
+    """The buffer's bytes as a HandedBuffer; the GrowBuffer starts empty again, to be
+    allocated at the size it reached."""
+    cdef HandedBuffer out = HandedBuffer.__new__(HandedBuffer)
+    out.data = b.data
+    out.length = b.length
+    b.hint = b.length
+    b.data = NULL
+    b.length = 0
+    b.capacity = 0
+    return out
 
 
 # -- subject clauses ---------------------------------------------------------------------
@@ -219,9 +250,7 @@ cdef class BlockColumns:
         self.rows_emitted += self.rows
         out = []
         for i in range(BUF_COUNT):
-            out.append(PyBytes_FromStringAndSize(<const char*>self.buffers[i].data,
-                                                 self.buffers[i].length)
-                       if self.buffers[i].length else b"")
+            out.append(_hand_over(&self.buffers[i]) if self.buffers[i].length else b"")
         return self.rows, tuple(out)
 
     cdef int c_row(self, const uint8_t* record, uint64_t seq, int64_t ts, uint32_t subj_off,

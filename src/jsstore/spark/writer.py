@@ -40,6 +40,7 @@ from jsstore.spark import natsclient
 from jsstore.spark.options import OptionError, SourceOptions
 from jsstore.store.files import lock_stream_dir
 from jsstore.wire import apierrors as api_errors
+from jsstore.wire.headers import encode_headers
 
 STAGING_DIR = ".jsstore-staging"
 WRITE_COLUMNS = ("subject", "data", "headers")
@@ -77,8 +78,9 @@ def batch_rows(batch: pa.RecordBatch):
         payloads = [p.encode() if p is not None else b"" for p in payloads]
     else:
         payloads = [p if p is not None else b"" for p in payloads]
-    if "headers" in batch.schema.names:
-        headers = [_headers_dict(h) for h in batch.column("headers").to_pylist()]
+    column = batch.column("headers") if "headers" in batch.schema.names else None
+    if column is not None and column.null_count < len(column):
+        headers = [_headers_dict(h) for h in column.to_pylist()]
     else:
         headers = [None] * len(subjects)
     return zip(subjects, payloads, headers)
@@ -162,13 +164,32 @@ def publish_staged(options: SourceOptions, messages) -> int:
                         if subject is None or not accepts(subject):
                             raise OptionError(f"subject {subject!r} is not one of stream "
                                               f"{options.stream!r}'s subjects {subjects}")
-        publish = js.publish
         for message in staged:
             with open(message.path, "rb") as source:
                 for batch in ipc.open_stream(source):
-                    for subject, payload, headers in batch_rows(batch):
-                        publish(subject, payload, headers=headers)
-                        appended += 1
+                    appended += append_batch(js, options.stream, batch)
+    return appended
+
+
+def append_batch(js, stream_name: str, batch: pa.RecordBatch) -> int:
+    """Publish a batch's rows into the stream, in order, under the JetStream's lock: a row
+    without headers takes the path jsstore serve takes for such a publish
+    (Stream.publish_plain), every other row (and every row that path declines) the full
+    publish, so the stream's checks, limits and de-duplication apply to each."""
+    appended = 0
+    with js.lock:
+        stream = js.lookup_stream_locked(stream_name)
+        plain = stream.publish_plain
+        routed: dict[str, bool] = {}
+        for subject, payload, headers in batch_rows(batch):
+            ours = routed.get(subject)
+            if ours is None:
+                ours = routed[subject] = js.capturing_stream_locked(subject) is stream
+            if not ours:
+                js.publish(subject, payload, headers=headers)    # raises what a publish would
+            elif headers is not None or plain(subject, payload) is None:
+                js.publish_locked(stream, subject, encode_headers(headers), payload)
+            appended += 1
     return appended
 
 
