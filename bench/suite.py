@@ -31,6 +31,9 @@ SCRIPTS = {
     "publish": ("publish.py", []),
     "consumers": ("consumers.py", []),
     "server": ("server.py", []),
+    "startup": ("startup.py", []),
+    "pubceiling": ("pubceiling.py", []),
+    "growth": ("growth.py", ["--plot", os.path.join(HERE, "growth.png")]),
 }
 
 

@@ -14,23 +14,24 @@ LOWER = "lower"         # a time or a size: jsstore / baseline must stay under t
 
 def row(bench: str, measurement: str, ours: float | None, baseline: str,
         theirs: float | None, target: float | None, unit: str = "msgs/s",
-        better: str = HIGHER) -> dict:
-    """A summary row. `theirs` None with a `baseline` text means the target is absolute
-    (`target` in `unit`, e.g. bytes per subject); `target` None: shown, not judged."""
+        better: str = HIGHER, absolute: bool = False) -> dict:
+    """A summary row. With `absolute` (or `theirs` None) the target is a figure in `unit`
+    (e.g. 50 ms, 32 B per subject) and the ratio to `theirs` is only shown; otherwise the
+    target is the ratio. `target` None: shown, not judged."""
+    absolute = absolute or theirs is None
+    ratio = ours / theirs if ours is not None and theirs else None
     if ours is None:
-        ratio, result = None, "MISSING"
-    elif theirs is None:
-        ratio = None
+        result = "MISSING"
+    elif absolute:
         result = ("info" if target is None else
                   "PASS" if (ours >= target if better == HIGHER else ours <= target) else "FAIL")
     else:
-        ratio = ours / theirs if theirs else None
         result = ("info" if target is None or ratio is None else
                   "PASS" if (ratio >= target if better == HIGHER else ratio <= target)
                   else "FAIL")
     return {"bench": bench, "measurement": measurement, "jsstore": ours, "baseline": baseline,
             "baseline_value": theirs, "unit": unit, "ratio": ratio, "target": target,
-            "better": better, "result": result}
+            "better": better, "absolute": absolute, "result": result}
 
 
 def figure(value: float | None, unit: str) -> str:
@@ -48,13 +49,13 @@ def render(rows: list[dict]) -> list[str]:
     lines = ["| bench | measurement | jsstore | baseline | ratio | target | result |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
-        if r["baseline_value"] is None:
-            against = r["baseline"] or "-"
+        against = (r["baseline"] or "-" if r["baseline_value"] is None else
+                   f"{r['baseline']} {figure(r['baseline_value'], r['unit'])}")
+        if r.get("absolute", r["baseline_value"] is None):
             target = ("" if r["target"] is None else
                       f"{'>=' if r['better'] == HIGHER else '<='} "
                       f"{figure(r['target'], r['unit'])}")
         else:
-            against = f"{r['baseline']} {figure(r['baseline_value'], r['unit'])}"
             target = ("" if r["target"] is None else
                       f"{'>=' if r['better'] == HIGHER else '<='} {r['target']:.3g}x")
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"
