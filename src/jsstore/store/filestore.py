@@ -46,8 +46,8 @@ from jsstore.store.config import (
 from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore
 from jsstore.store.contract import FILE_STORAGE
 from jsstore.store.files import lock_stream_dir, make_dirs, write_atomically
-from jsstore.store.syncgroup import SyncTarget
 from jsstore.store.snapshot import snapshot_stream
+from jsstore.store.syncgroup import SyncTarget
 from jsstore.store.ttl import TTLSchedule, ttl_from_header
 
 MSGS_DIR = "msgs"
