@@ -44,6 +44,7 @@ test: build
 
 bench: build
 	$(PY) bench/report.py
+	$(PY) bench/largemsgs.py
 	$(PY) bench/publish.py
 	$(PY) bench/consumers.py
 	$(PY) bench/server.py
