@@ -252,12 +252,7 @@ cdef class BlockStore:
                 self.write_error = exc
                 raise
         sid = self.psim.c_intern(<const char*>subj, subj_len)
-        psim = self.psim
-        total = psim.total(<uint32_t>sid) + 1
-        if total == 1:
-            psim.set_first(<uint32_t>sid, seq)
-        psim.set_total(<uint32_t>sid, total)
-        psim.set_last(<uint32_t>sid, seq)
+        total = self.psim.note_store(<uint32_t>sid, seq)
         mb.c_index_append(seq, off, <uint32_t>sid)
         mb.subjects.c_add(<uint32_t>sid, seq)
         if mb.msgs == 0:

@@ -92,6 +92,20 @@ cdef class SubjectIndex:
     cdef inline uint64_t last_seq(self, uint32_t sid) noexcept:
         cdef uint32_t v = self.entries[sid].last
         return self.seq_base + v if v != SUBJ_WIDE else self.c_wide_get(sid, 2)
+    cdef uint64_t c_note_store_wide(self, uint32_t sid, uint64_t seq) except 0
+    cdef inline uint64_t note_store(self, uint32_t sid, uint64_t seq) except 0:
+        # One more message of `sid` at `seq` (the newest): total + 1, last = seq, first =
+        # seq if it had none; returns the new total.
+        cdef SubjEntry* e = &self.entries[sid]
+        cdef uint64_t d = seq - self.seq_base
+        if (e.total < SUBJ_WIDE - 1 and e.last != SUBJ_WIDE and e.first != SUBJ_WIDE
+                and seq >= self.seq_base and d < SUBJ_WIDE):
+            if e.total == 0:
+                e.first = <uint32_t>d
+            e.total += 1
+            e.last = <uint32_t>d
+            return e.total
+        return self.c_note_store_wide(sid, seq)
     cdef inline int set_total(self, uint32_t sid, uint64_t v) except -1:
         if v < SUBJ_WIDE and self.entries[sid].total != SUBJ_WIDE:
             self.entries[sid].total = <uint32_t>v

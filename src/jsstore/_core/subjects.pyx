@@ -573,6 +573,14 @@ cdef class SubjectIndex:
             slot[0] = SUBJ_WIDE
         return 0
 
+    cdef uint64_t c_note_store_wide(self, uint32_t sid, uint64_t seq) except 0:
+        cdef uint64_t total = self.total(sid) + 1
+        if total == 1:
+            self.set_first(sid, seq)
+        self.set_total(sid, total)
+        self.set_last(sid, seq)
+        return total
+
     cdef Py_ssize_t c_match(self, const char* flt, Py_ssize_t n, uint32_t** out, bint subset) except -1:
         cdef uint64_t cap = self.n_live if self.n_live > 0 else 1
         cdef uint32_t* ids = <uint32_t*>malloc(cap * sizeof(uint32_t))
