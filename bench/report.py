@@ -220,13 +220,13 @@ def print_report(args, runner: Runner, reopen: dict | None, mem: dict | None,
         # the memory store must be at least as fast as the file store on every operation
         if "jsstore-memory" not in op.contenders:
             continue
-        mem, fil = runner.median(op.name, "jsstore-memory"), runner.median(op.name, "jsstore-file")
-        mem_cpu, fil_cpu = (runner.median(op.name, "jsstore-memory", cpu=True),
+        memory_rate, file_rate = runner.median(op.name, "jsstore-memory"), runner.median(op.name, "jsstore-file")
+        memory_cpu, file_cpu = (runner.median(op.name, "jsstore-memory", cpu=True),
                             runner.median(op.name, "jsstore-file", cpu=True))
-        ratio = mem / fil if mem and fil else None
-        cpu_ratio = mem_cpu / fil_cpu if mem_cpu and fil_cpu else None
-        rows.append({"operation": f"{op.name}, memory store", "jsstore": fmt_rate(mem),
-                     "baseline": f"file {fmt_rate(fil)}", "ratio": f"{ratio:.2f}x" if ratio else "n/a",
+        ratio = memory_rate / file_rate if memory_rate and file_rate else None
+        cpu_ratio = memory_cpu / file_cpu if memory_cpu and file_cpu else None
+        rows.append({"operation": f"{op.name}, memory store", "jsstore": fmt_rate(memory_rate),
+                     "baseline": f"file {fmt_rate(file_rate)}", "ratio": f"{ratio:.2f}x" if ratio else "n/a",
                      "cpu ratio": f"{cpu_ratio:.2f}x" if cpu_ratio else "n/a",
                      "target": f">= {MEMORY_STORE_RATIO:g}x", "aim": "",
                      "result": "MISSING" if ratio is None else

@@ -105,6 +105,12 @@ cdef class BlockStore:
     # -- block selection and cache ---------------------------------------------
     cdef Py_ssize_t c_block_pos(self, uint64_t seq) noexcept:
         cdef Py_ssize_t lo = 0, hi = PyList_GET_SIZE(self.blocks), mid
+        # the newest messages are the most asked for: the last two blocks first
+        if hi and (<MsgBlock>PyList_GET_ITEM(self.blocks, hi - 1)).last_seq >= seq:
+            if hi == 1 or (<MsgBlock>PyList_GET_ITEM(self.blocks, hi - 2)).last_seq < seq:
+                return hi - 1
+            if hi == 2 or (<MsgBlock>PyList_GET_ITEM(self.blocks, hi - 3)).last_seq < seq:
+                return hi - 2
         while lo < hi:
             mid = (lo + hi) >> 1
             if (<MsgBlock>PyList_GET_ITEM(self.blocks, mid)).last_seq < seq:

@@ -582,7 +582,8 @@ cdef class SubjectIndex:
         return total
 
     cdef Py_ssize_t c_match(self, const char* flt, Py_ssize_t n, uint32_t** out, bint subset) except -1:
-        cdef uint64_t cap = self.n_live if self.n_live > 0 else 1
+        cdef bint literal = n > 0 and not (n == 1 and flt[0] == b'>') and subject_is_literal(flt, <size_t>n)
+        cdef uint64_t cap = self.n_live if self.n_live > 0 and not literal else 1
         cdef uint32_t* ids = <uint32_t*>malloc(cap * sizeof(uint32_t))
         if ids == NULL:
             raise MemoryError()
@@ -596,7 +597,7 @@ cdef class SubjectIndex:
                 if entries[sid].off != SUBJ_FREE:
                     ids[count] = sid
                     count += 1
-        elif subject_is_literal(flt, <size_t>n):
+        elif literal:                    # (at most one id: the array has room for one)
             found = self.c_find(flt, n)
             if found >= 0:
                 ids[0] = <uint32_t>found
