@@ -8,7 +8,7 @@ from libc.stdint cimport uint16_t
 from libc.string cimport memcmp
 
 from jsstore._core.block cimport MsgBlock, IDX_HOLE, SID_NONE
-from jsstore._core.subjects cimport SubjectIndex, SubjEntry, BlockSubjects, BlockSubj
+from jsstore._core.subjects cimport SubjectIndex, BlockSubjects, BlockSubj
 from jsstore._core.record cimport (RecordView, StoreMsg, make_store_msg, rec_size,
                                    SEQ_ERASE_BIT, SEQ_TOMB_BIT, RECORD_HDR_SIZE, RECORD_HASH_SIZE)
 from jsstore.errors import (StoreClosed, MsgNotFound, StoreEOF, MaxMsgsExceeded, MaxBytesExceeded,
@@ -105,6 +105,12 @@ cdef class BlockStore:
     # -- block selection and cache ---------------------------------------------
     cdef Py_ssize_t c_block_pos(self, uint64_t seq) noexcept:
         cdef Py_ssize_t lo = 0, hi = PyList_GET_SIZE(self.blocks), mid
+        # the newest messages are the most asked for: the last two blocks first
+        if hi and (<MsgBlock>PyList_GET_ITEM(self.blocks, hi - 1)).last_seq >= seq:
+            if hi == 1 or (<MsgBlock>PyList_GET_ITEM(self.blocks, hi - 2)).last_seq < seq:
+                return hi - 1
+            if hi == 2 or (<MsgBlock>PyList_GET_ITEM(self.blocks, hi - 3)).last_seq < seq:
+                return hi - 2
         while lo < hi:
             mid = (lo + hi) >> 1
             if (<MsgBlock>PyList_GET_ITEM(self.blocks, mid)).last_seq < seq:
@@ -207,7 +213,8 @@ cdef class BlockStore:
         cdef uint64_t size = (subj_len + hdr_len + msg_len + 16) if self.mem_sized else length
         cdef MsgBlock mb = self.lmb
         cdef int64_t sid
-        cdef SubjEntry* entry
+        cdef SubjectIndex psim
+        cdef uint64_t total
         cdef size_t undo_len
         cdef uint32_t off
         if subj_len == 0 or subj_len > MAX_SUBJECT_LEN:
@@ -227,7 +234,7 @@ cdef class BlockStore:
                 raise MaxBytesExceeded()
         if discard_new_check and self.max_per_subject > 0 and self.discard_new and self.discard_new_per_subject:
             sid = self.psim.c_find(<const char*>subj, subj_len)
-            if sid >= 0 and self.psim.entry(<uint32_t>sid).total >= <uint64_t>self.max_per_subject:
+            if sid >= 0 and self.psim.total(<uint32_t>sid) >= <uint64_t>self.max_per_subject:
                 raise MaxMsgsPerSubjectExceeded()
         if mb is None or (mb.raw_bytes > 0 and mb.raw_bytes + length > self.block_size):
             mb = self._roll_block()
@@ -251,11 +258,7 @@ cdef class BlockStore:
                 self.write_error = exc
                 raise
         sid = self.psim.c_intern(<const char*>subj, subj_len)
-        entry = self.psim.entry(<uint32_t>sid)
-        if entry.total == 0:
-            entry.first_seq = seq
-        entry.total += 1
-        entry.last_seq = seq
+        total = self.psim.note_store(<uint32_t>sid, seq)
         mb.c_index_append(seq, off, <uint32_t>sid)
         mb.subjects.c_add(<uint32_t>sid, seq)
         if mb.msgs == 0:
@@ -274,7 +277,7 @@ cdef class BlockStore:
         self.last_seq = seq
         self.last_ts = ts
         self.dirty += 1
-        if self.max_per_subject > 0 and entry.total > <uint64_t>self.max_per_subject:
+        if self.max_per_subject > 0 and total > <uint64_t>self.max_per_subject:
             self.c_enforce_per_subject(<uint32_t>sid)
         if self.max_msgs > 0 or self.max_bytes > 0 or self.max_age > 0:
             self.c_enforce_limits(ts)
@@ -453,7 +456,8 @@ cdef class BlockStore:
         cdef RecordView view
         cdef const uint8_t* rec
         cdef int64_t sid
-        cdef SubjEntry* entry
+        cdef SubjectIndex psim
+        cdef uint64_t total
         cdef BlockSubj* bsub
         cdef uint64_t size
         cdef int64_t ts
@@ -486,15 +490,16 @@ cdef class BlockStore:
                     bsub.first_seq = seq + 1
                 if bsub.last_seq == seq:
                     bsub.last_seq = seq - 1
-            entry = self.psim.entry(<uint32_t>sid)
-            entry.total -= 1
-            if entry.total == 0:
-                self.psim.c_release(<uint32_t>sid)
+            psim = self.psim
+            total = psim.total(<uint32_t>sid) - 1
+            if total == 0:
+                psim.c_release(<uint32_t>sid)
             else:
-                if entry.first_seq == seq:
-                    entry.first_seq = seq + 1
-                if entry.last_seq == seq:
-                    entry.last_seq = seq - 1
+                psim.set_total(<uint32_t>sid, total)
+                if psim.first_seq(<uint32_t>sid) == seq:
+                    psim.set_first(<uint32_t>sid, seq + 1)
+                if psim.last_seq(<uint32_t>sid) == seq:
+                    psim.set_last(<uint32_t>sid, seq - 1)
         if seq == mb.first_seq:
             mb.c_select_first()
         # stream state
@@ -557,13 +562,11 @@ cdef class BlockStore:
         return 0
 
     cdef int c_enforce_per_subject(self, uint32_t sid) except -1:
-        cdef SubjEntry* entry = self.psim.entry(sid)
         cdef uint64_t first
-        while entry.total > <uint64_t>self.max_per_subject:
+        while self.psim.in_use(sid) and self.psim.total(sid) > <uint64_t>self.max_per_subject:
             first = self.c_subject_first(sid, 0)
             if first == 0 or self.c_remove(first, True, False) == 0:
                 break
-            entry = self.psim.entry(sid)
         return 0
 
     def enforce_limits(self):
@@ -571,7 +574,7 @@ cdef class BlockStore:
         cdef uint32_t sid
         if self.max_per_subject > 0:
             for sid in range(self.psim.n_entries):
-                if self.psim.entry(sid).total > <uint64_t>self.max_per_subject:
+                if self.psim.in_use(sid) and self.psim.total(sid) > <uint64_t>self.max_per_subject:
                     self.c_enforce_per_subject(sid)
         self.c_enforce_limits(now_ns())
 
@@ -596,16 +599,17 @@ cdef class BlockStore:
     # -- per-subject exact first/last ------------------------------------------
     cdef uint64_t c_subject_first(self, uint32_t sid, uint64_t start) except? 0:
         """Exact lowest live sequence >= start with this subject (0 if none); fixes the hints."""
-        cdef SubjEntry* entry = self.psim.entry(sid)
+        cdef SubjectIndex psim = self.psim
         cdef uint64_t seq
         cdef Py_ssize_t pos, n = PyList_GET_SIZE(self.blocks)
         cdef MsgBlock mb
         cdef BlockSubj* bsub
-        cdef bint exact_hint = start <= entry.first_seq
-        if entry.total == 0:
+        if not psim.in_use(sid) or psim.total(sid) == 0:
             return 0
-        if start < entry.first_seq:
-            start = entry.first_seq
+        cdef uint64_t hint = psim.first_seq(sid)
+        cdef bint exact_hint = start <= hint
+        if start < hint:
+            start = hint
         pos = self.c_block_pos(start)
         while pos < n:
             mb = <MsgBlock>PyList_GET_ITEM(self.blocks, pos)
@@ -622,25 +626,25 @@ cdef class BlockStore:
                 continue
             if start <= bsub.first_seq:
                 bsub.first_seq = seq
-            if exact_hint:
-                entry = self.psim.entry(sid)
-                entry.first_seq = seq
+            if exact_hint and psim.in_use(sid):
+                psim.set_first(sid, seq)
             return seq
         return 0
 
     cdef uint64_t c_subject_last(self, uint32_t sid, uint64_t max_seq) except? 0:
         """Exact highest live sequence <= max_seq (0 = no bound) with this subject (0 if none)."""
-        cdef SubjEntry* entry = self.psim.entry(sid)
-        cdef uint64_t seq
+        cdef SubjectIndex psim = self.psim
+        cdef uint64_t seq, hint
         cdef Py_ssize_t pos
         cdef MsgBlock mb
         cdef BlockSubj* bsub
         cdef bint exact_hint
-        if entry.total == 0:
+        if not psim.in_use(sid) or psim.total(sid) == 0:
             return 0
-        if max_seq == 0 or max_seq > entry.last_seq:
-            max_seq = entry.last_seq
-        exact_hint = max_seq >= entry.last_seq
+        hint = psim.last_seq(sid)
+        if max_seq == 0 or max_seq > hint:
+            max_seq = hint
+        exact_hint = max_seq >= hint
         pos = self.c_block_pos(max_seq)
         if pos >= PyList_GET_SIZE(self.blocks):
             pos = PyList_GET_SIZE(self.blocks) - 1
@@ -658,9 +662,8 @@ cdef class BlockStore:
                 continue
             if max_seq >= bsub.last_seq:
                 bsub.last_seq = seq
-            if exact_hint:
-                entry = self.psim.entry(sid)
-                entry.last_seq = seq
+            if exact_hint and psim.in_use(sid):
+                psim.set_last(sid, seq)
             return seq
         return 0
 

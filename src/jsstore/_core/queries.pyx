@@ -18,7 +18,7 @@ from libc.stdlib cimport free
 
 from jsstore._core.engine cimport BlockStore
 from jsstore._core.block cimport MsgBlock
-from jsstore._core.subjects cimport SubjectIndex, SubjEntry, BlockSubjects, BlockSubj
+from jsstore._core.subjects cimport SubjectIndex, BlockSubjects, BlockSubj
 from jsstore._core.record cimport StoreMsg
 from jsstore.errors import StoreClosed, MsgNotFound, StoreEOF, TooManyResults
 from jsstore.state import SimpleState, StreamState, LostStreamData
@@ -209,13 +209,13 @@ cdef uint64_t count_from(BlockStore store, Filter f, uint64_t sseq) except? 0:
         total = store.msgs
     else:
         for sid in f.sids:
-            total += store.psim.entry(<uint32_t>sid).total
+            total += store.psim.total(<uint32_t>sid)
     if sseq <= store.first_seq:
         return total
     if f.kind == FILTER_ONE:
-        if sseq <= store.psim.entry(f.sid).first_seq:
+        if sseq <= store.psim.first_seq(f.sid):
             return total
-        if sseq > store.psim.entry(f.sid).last_seq:
+        if sseq > store.psim.last_seq(f.sid):
             return 0
     pos = store.c_block_pos(sseq)
     if pos * 2 < n:
@@ -275,7 +275,7 @@ def num_pending(BlockStore self, uint64_t sseq, filter, bint last_per_subject=Fa
     if f.kind == FILTER_NONE:
         return 0, self.last_seq
     for sid in (_live_ids(self.psim) if f.kind == FILTER_ALL else f.sids):
-        if self.psim.entry(sid).last_seq >= sseq and self.c_subject_last(sid, 0) >= sseq:
+        if self.psim.last_seq(sid) >= sseq and self.c_subject_last(sid, 0) >= sseq:
             count += 1
     return count, self.last_seq
 
@@ -292,7 +292,7 @@ def filtered_state(BlockStore self, uint64_t sseq, subject):
 
 cdef list _live_ids(SubjectIndex psim):
     cdef uint32_t sid
-    return [sid for sid in range(psim.n_entries) if psim.entries[sid].total > 0]
+    return [sid for sid in range(psim.n_entries) if psim.in_use(sid) and psim.total(sid) > 0]
 
 
 cdef list _filter_ids(BlockStore store, object flt, bint subset=False):
@@ -307,7 +307,7 @@ cdef list _filter_ids(BlockStore store, object flt, bint subset=False):
 def subjects_totals(BlockStore self, filter=">"):
     _check_open(self)
     cdef uint32_t sid
-    return {self.psim.subject_str(sid): self.psim.entry(sid).total
+    return {self.psim.subject_str(sid): self.psim.total(sid)
             for sid in _filter_ids(self, filter, self.subset_subjects)}
 
 
@@ -316,7 +316,7 @@ def subjects_state(BlockStore self, filter=">"):
     cdef uint32_t sid
     cdef dict out = {}
     for sid in _filter_ids(self, filter, self.subset_subjects):
-        out[self.psim.subject_str(sid)] = SimpleState(self.psim.entry(sid).total,
+        out[self.psim.subject_str(sid)] = SimpleState(self.psim.total(sid),
                                                       self.c_subject_first(sid, 0),
                                                       self.c_subject_last(sid, 0))
     return out

@@ -2,16 +2,25 @@
 # subject rules exposed to Python.  Field meanings are in subjects.pxd.
 #
 # SubjectIndex invariants:
-#   - an entry is in use iff its length != 0 (empty subjects are never interned);
+#   - an entry is in use iff its off != SUBJ_FREE (empty subjects are never interned);
 #   - every entry in use is referenced by exactly one slot (value id + 1), reached by
 #     linear probing from xxh64(subject) & slot_mask;
 #   - slot_used (live + tombstone slots) stays <= 3/4 of the slot count, so every
 #     probe sequence ends at an empty slot;
-#   - arena_len - arena_garbage is the sum of the lengths of the entries in use.
+#   - arena_len - arena_garbage is the sum of the record lengths of the entries in use;
+#   - a parent's total is the number of entries in use whose record names it;
+#   - a field is SUBJ_WIDE iff `wide` holds its value.
+#
+# A record (at entries[sid].off) is a header and the subject's bytes after its parent:
+#   h < 0x7F          no parent, h bytes follow
+#   h == 0x7F         no parent, uvarint length, that many bytes
+#   0x80 <= h < 0xF0  parent id (h >> 4) & 7 (0..6), (h & 15) bytes (0..14): the last token
+#   h == 0xFF         uvarint parent id, uvarint length, that many bytes
+# The subject is then the parent's bytes, ".", and the bytes of the record.
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memcmp, memset
-from libc.stdint cimport uint64_t, uint32_t, uint16_t, int64_t
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport uint64_t, uint32_t, uint16_t, uint8_t, int64_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 cdef extern from "xxh64.h":
@@ -32,11 +41,15 @@ cdef enum:
     MIN_ENTRIES = 16              # smallest entry array
     MIN_ARENA = 256               # smallest arena, bytes
     MIN_BLOCK_SLOTS = 8           # smallest BlockSubjects table
-    MAX_SUBJECT_LEN = 65535       # entry length is a uint16
+    MAX_SUBJECT_LEN = 65535       # longest subject
+    MAX_RECORD_HEADER = 9         # 0xFF, uvarint parent id (5), uvarint length (3)
+    SEEN_SLOTS = 256              # parents seen once, by hash (direct mapped)
+    NO_PARENT = 0xFFFFFFFF
 
 cdef uint64_t HASH_SEED = 0
-cdef uint64_t ARENA_LIMIT = 0xFFFFFFFF   # offsets are uint32
+cdef uint64_t ARENA_LIMIT = 0xFFFFFFFF   # offsets are uint32 and below SUBJ_FREE
 cdef uint32_t MAX_ENTRIES = 0xFFFFFFFE   # slot value id + 1 must differ from the tombstone
+cdef uint64_t REBASE_HEADROOM = 0x80000000   # a base move leaves this many sequences above the newest
 
 
 cdef inline uint64_t _hash(const char* subj, Py_ssize_t n) noexcept nogil:
@@ -62,21 +75,109 @@ cdef Py_ssize_t _literal_prefix_len(const char* flt, Py_ssize_t n) noexcept nogi
     return n
 
 
+# ---- records ----
+
+cdef inline Py_ssize_t _put_uvarint(uint8_t* out, uint64_t v) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    while v >= 0x80:
+        out[i] = <uint8_t>(v | 0x80)
+        v >>= 7
+        i += 1
+    out[i] = <uint8_t>v
+    return i + 1
+
+cdef inline Py_ssize_t _get_uvarint(const uint8_t* r, uint64_t* out) noexcept nogil:
+    # (records are written by _put_record only: no bounds to check)
+    cdef uint64_t v = 0
+    cdef unsigned shift = 0
+    cdef Py_ssize_t i = 0
+    while r[i] >= 0x80:
+        v |= <uint64_t>(r[i] & 0x7F) << shift
+        shift += 7
+        i += 1
+    out[0] = v | (<uint64_t>r[i] << shift)
+    return i + 1
+
+cdef inline Py_ssize_t _put_record(uint8_t* out, uint32_t parent, const char* tail, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t h
+    if parent == NO_PARENT:
+        if n < 0x7F:
+            out[0] = <uint8_t>n
+            h = 1
+        else:
+            out[0] = 0x7F
+            h = 1 + _put_uvarint(out + 1, <uint64_t>n)
+    elif parent < 7 and n < 15:
+        out[0] = <uint8_t>(0x80 | (parent << 4) | n)
+        h = 1
+    else:
+        out[0] = 0xFF
+        h = 1 + _put_uvarint(out + 1, parent)
+        h += _put_uvarint(out + h, <uint64_t>n)
+    memcpy(out + h, tail, n)
+    return h + n
+
+cdef inline Py_ssize_t _record_header(const uint8_t* r, uint32_t* parent, Py_ssize_t* n) noexcept nogil:
+    # Header length; the parent id (NO_PARENT) and the byte count that follows.
+    cdef uint8_t h = r[0]
+    cdef uint64_t v, w
+    cdef Py_ssize_t k
+    if h < 0x7F:
+        parent[0] = NO_PARENT
+        n[0] = h
+        return 1
+    if h == 0x7F:
+        parent[0] = NO_PARENT
+        k = 1 + _get_uvarint(r + 1, &v)
+        n[0] = <Py_ssize_t>v
+        return k
+    if h != 0xFF:
+        parent[0] = (h >> 4) & 7
+        n[0] = h & 15
+        return 1
+    k = 1 + _get_uvarint(r + 1, &v)
+    k += _get_uvarint(r + k, &w)
+    parent[0] = <uint32_t>v
+    n[0] = <Py_ssize_t>w
+    return k
+
+cdef inline Py_ssize_t _record_len(const uint8_t* r) noexcept nogil:
+    cdef uint32_t parent
+    cdef Py_ssize_t n
+    cdef Py_ssize_t h = _record_header(r, &parent, &n)
+    return h + n
+
+cdef inline const uint8_t* _plain_bytes(SubjectIndex index, uint32_t sid, Py_ssize_t* n) noexcept nogil:
+    # The bytes of a record without a parent (the parents' index has only such records).
+    cdef uint32_t parent
+    cdef const uint8_t* r = index.arena + index.entries[sid].off
+    return r + _record_header(r, &parent, n)
+
+
 # ---- SubjectIndex internals (module functions: a .pxd'd class cannot add C methods) ----
+
+cdef inline bint _entry_is(SubjectIndex index, uint32_t sid, const char* subj, Py_ssize_t n) noexcept:
+    cdef uint32_t parent
+    cdef Py_ssize_t tn, pn
+    cdef const uint8_t* r = index.arena + index.entries[sid].off
+    cdef Py_ssize_t h = _record_header(r, &parent, &tn)
+    cdef const uint8_t* p
+    if parent == NO_PARENT:
+        return tn == n and memcmp(r + h, subj, n) == 0
+    p = _plain_bytes(index.parents, parent, &pn)
+    return (pn + 1 + tn == n and subj[pn] == b'.' and memcmp(r + h, subj + pn + 1, tn) == 0
+            and memcmp(p, subj, pn) == 0)
 
 cdef int64_t _find_hashed(SubjectIndex index, const char* subj, Py_ssize_t n, uint64_t h) noexcept:
     cdef uint32_t mask = index.slot_mask
     cdef uint32_t i = <uint32_t>h & mask
     cdef uint32_t s
-    cdef SubjEntry* e
     while True:
         s = index.slots[i]
         if s == SLOT_EMPTY:
             return -1
-        if s != SLOT_TOMBSTONE:
-            e = &index.entries[s - 1]
-            if e.length == n and memcmp(index.arena + e.off, subj, n) == 0:
-                return s - 1
+        if s != SLOT_TOMBSTONE and _entry_is(index, s - 1, subj, n):
+            return s - 1
         i = (i + 1) & mask
 
 cdef int _reserve_entry(SubjectIndex index) except -1:
@@ -108,15 +209,28 @@ cdef int _reserve_arena(SubjectIndex index, uint64_t n) except -1:
         cap *= 2
     if cap > ARENA_LIMIT:
         cap = ARENA_LIMIT
-    cdef char* grown = <char*>realloc(index.arena, cap)
+    cdef uint8_t* grown = <uint8_t*>realloc(index.arena, cap)
     if grown == NULL:
         raise MemoryError()
     index.arena = grown
     index.arena_cap = cap
     return 0
 
+cdef int _reserve_scratch(SubjectIndex index, Py_ssize_t n) except -1:
+    if n <= index.scratch_cap:
+        return 0
+    cdef Py_ssize_t cap = 64
+    while cap < n:
+        cap *= 2
+    cdef char* grown = <char*>realloc(index.scratch, cap)
+    if grown == NULL:
+        raise MemoryError()
+    index.scratch = grown
+    index.scratch_cap = cap
+    return 0
+
 cdef int _compact_arena(SubjectIndex index, uint64_t extra) noexcept:
-    # Copy the subjects in use into a fresh arena with room for `extra` more bytes.
+    # Copy the records in use into a fresh arena with room for `extra` more bytes.
     # Returns 0, or -1 (nothing changed) when memory is short.
     cdef uint64_t live_bytes = index.arena_len - index.arena_garbage
     cdef uint64_t cap = (live_bytes + extra) + (live_bytes + extra) // 2
@@ -126,24 +240,30 @@ cdef int _compact_arena(SubjectIndex index, uint64_t extra) noexcept:
         cap = ARENA_LIMIT
     if live_bytes + extra > cap:
         return -1
-    cdef char* fresh = <char*>malloc(cap)
+    cdef uint8_t* fresh = <uint8_t*>malloc(cap)
     if fresh == NULL:
         return -1
     cdef uint64_t pos = 0
     cdef uint32_t sid
+    cdef Py_ssize_t length
     cdef SubjEntry* e
     for sid in range(index.n_entries):
         e = &index.entries[sid]
-        if e.length != 0:
-            memcpy(fresh + pos, index.arena + e.off, e.length)
+        if e.off != SUBJ_FREE:
+            length = _record_len(index.arena + e.off)
+            memcpy(fresh + pos, index.arena + e.off, length)
             e.off = <uint32_t>pos
-            pos += e.length
+            pos += length
     free(index.arena)
     index.arena = fresh
     index.arena_cap = cap
     index.arena_len = pos
     index.arena_garbage = 0
     return 0
+
+cdef inline uint64_t _entry_hash(SubjectIndex index, uint32_t sid) noexcept:
+    cdef Py_ssize_t n = index.subject_copy(sid, index.scratch)
+    return _hash(index.scratch, n)
 
 cdef int _rehash(SubjectIndex index, uint64_t needed) except -1:
     # New slot array sized so `needed` live entries fill at most half; drops tombstones.
@@ -157,11 +277,9 @@ cdef int _rehash(SubjectIndex index, uint64_t needed) except -1:
         raise MemoryError()
     cdef uint32_t mask = <uint32_t>(size - 1)
     cdef uint32_t sid, i
-    cdef SubjEntry* e
     for sid in range(index.n_entries):
-        e = &index.entries[sid]
-        if e.length != 0:
-            i = <uint32_t>_hash(index.arena + e.off, e.length) & mask
+        if index.entries[sid].off != SUBJ_FREE:
+            i = <uint32_t>_entry_hash(index, sid) & mask
             while fresh[i] != SLOT_EMPTY:
                 i = (i + 1) & mask
             fresh[i] = sid + 1
@@ -193,11 +311,92 @@ cdef void _reset(SubjectIndex index) noexcept:
     index.arena_len = 0
     index.arena_garbage = 0
     index.n_full_wild = 0
+    if index.wide:
+        index.wide.clear()
 
-cdef SubjEntry* _live_entry(SubjectIndex index, object sid) except NULL:
-    if not (0 <= sid < index.n_entries) or index.entries[<uint32_t>sid].length == 0:
+cdef int _check_live(SubjectIndex index, object sid) except -1:
+    if not (0 <= sid < index.n_entries) or index.entries[<uint32_t>sid].off == SUBJ_FREE:
         raise KeyError(sid)
-    return &index.entries[<uint32_t>sid]
+    return 0
+
+cdef uint32_t _parent_for(SubjectIndex index, const char* subj, Py_ssize_t n) except? 0xFFFFFFFE:
+    # The parent id a new subject's record names (its reference taken), or NO_PARENT.
+    # A parent is made the second time a subject under it is interned; the first one
+    # stores all of its bytes.
+    cdef Py_ssize_t d = n - 1
+    while d > 0 and subj[d] != b'.':
+        d -= 1
+    if d <= 0:
+        return NO_PARENT
+    cdef uint64_t ph = _hash(subj, d)
+    cdef int64_t pid = -1
+    cdef SubjectIndex parents = index.parents
+    if parents is not None and parents.n_live:
+        pid = _find_hashed(parents, subj, d, ph)
+    if pid < 0:
+        if index.seen == NULL:
+            index.seen = <uint64_t*>calloc(SEEN_SLOTS, sizeof(uint64_t))
+            if index.seen == NULL:
+                raise MemoryError()
+        if index.seen[ph % SEEN_SLOTS] != ph:
+            index.seen[ph % SEEN_SLOTS] = ph
+            return NO_PARENT
+        if parents is None:
+            parents = SubjectIndex()
+            parents.compress = False
+            index.parents = parents
+        pid = parents.c_intern(subj, d)
+    parents.set_total(<uint32_t>pid, parents.total(<uint32_t>pid) + 1)
+    return <uint32_t>pid
+
+cdef void _drop_parent(SubjectIndex index, uint32_t pid) noexcept:
+    cdef SubjectIndex parents = index.parents
+    cdef uint64_t refs = parents.total(pid) - 1
+    if refs == 0:
+        parents.c_release(pid)
+    else:
+        parents.set_total(pid, refs)
+
+cdef int _rebase(SubjectIndex index, uint64_t newest) except -1:
+    # Move seq_base up so `newest` fits with REBASE_HEADROOM to spare, but not past the
+    # lowest sequence any entry holds; what falls below the new base becomes WIDE.
+    cdef uint64_t old = index.seq_base, lowest = newest, v, base
+    cdef uint32_t sid
+    cdef int field
+    cdef uint32_t* slot
+    for sid in range(index.n_entries):
+        if index.entries[sid].off != SUBJ_FREE:
+            v = index.first_seq(sid)
+            if v < lowest:
+                lowest = v
+            v = index.last_seq(sid)
+            if v < lowest:
+                lowest = v
+    base = newest - REBASE_HEADROOM if newest > REBASE_HEADROOM else 0
+    if lowest > base:
+        base = lowest
+    if base <= old:
+        return 0
+    for sid in range(index.n_entries):
+        if index.entries[sid].off == SUBJ_FREE:
+            continue
+        for field in range(1, 3):
+            slot = &index.entries[sid].first if field == 1 else &index.entries[sid].last
+            if slot[0] == SUBJ_WIDE:
+                v = index.wide[(<uint64_t>sid << 2) | field]
+            else:
+                v = old + slot[0]
+            if v >= base and v - base < SUBJ_WIDE:
+                if slot[0] == SUBJ_WIDE:
+                    del index.wide[(<uint64_t>sid << 2) | field]
+                slot[0] = <uint32_t>(v - base)
+            else:
+                if index.wide is None:
+                    index.wide = {}
+                index.wide[(<uint64_t>sid << 2) | field] = v
+                slot[0] = SUBJ_WIDE
+    index.seq_base = base
+    return 0
 
 
 cdef class SubjectIndex:
@@ -208,12 +407,15 @@ cdef class SubjectIndex:
         if self.slots == NULL:
             raise MemoryError()
         self.slot_mask = MIN_SLOTS - 1
+        self.compress = True
 
     def __dealloc__(self):
         free(self.slots)
         free(self.entries)
         free(self.free_ids)
         free(self.arena)
+        free(self.seen)
+        free(self.scratch)
 
     # ---- C API (see subjects.pxd) ----
 
@@ -232,9 +434,17 @@ cdef class SubjectIndex:
         # Reserve everything that can fail before changing any state.
         if self.n_free == 0:
             _reserve_entry(self)
-        _reserve_arena(self, <uint64_t>n)
+        _reserve_arena(self, <uint64_t>(n + MAX_RECORD_HEADER))
+        _reserve_scratch(self, n)
         if (<uint64_t>self.slot_used + 1) * 4 > (<uint64_t>self.slot_mask + 1) * 3:
             _rehash(self, <uint64_t>self.n_live + 1)
+        cdef uint32_t parent = _parent_for(self, subj, n) if self.compress else NO_PARENT
+        cdef Py_ssize_t skip = 0
+        if parent != NO_PARENT:         # the record holds what follows the last "."
+            skip = n - 1
+            while subj[skip] != b'.':
+                skip -= 1
+            skip += 1
         cdef uint32_t sid
         if self.n_free > 0:
             self.n_free -= 1
@@ -243,11 +453,11 @@ cdef class SubjectIndex:
             sid = self.n_entries
             self.n_entries += 1
         cdef SubjEntry* e = &self.entries[sid]
-        memset(e, 0, sizeof(SubjEntry))
+        e.total = 0
+        e.first = 0
+        e.last = 0
         e.off = <uint32_t>self.arena_len
-        e.length = <uint16_t>n
-        memcpy(self.arena + self.arena_len, subj, n)
-        self.arena_len += <uint64_t>n
+        self.arena_len += <uint64_t>_put_record(self.arena + self.arena_len, parent, subj + skip, n - skip)
         cdef uint32_t i = <uint32_t>h & self.slot_mask
         while self.slots[i] != SLOT_EMPTY and self.slots[i] != SLOT_TOMBSTONE:
             i = (i + 1) & self.slot_mask
@@ -257,15 +467,24 @@ cdef class SubjectIndex:
         self.n_live += 1
         if subject_has_full_wildcard(subj, <size_t>n):
             self.n_full_wild += 1
+        if self.seq_base:                 # a new entry's first/last are 0, below the base
+            self.c_wide_set(sid, 1, 0)
+            self.c_wide_set(sid, 2, 0)
         return sid
 
     cdef void c_release(self, uint32_t sid) noexcept:
-        if sid >= self.n_entries or self.entries[sid].length == 0:
+        if sid >= self.n_entries or self.entries[sid].off == SUBJ_FREE:
             return
         cdef SubjEntry* e = &self.entries[sid]
+        cdef Py_ssize_t n = self.subject_copy(sid, self.scratch)
         cdef uint32_t mask = self.slot_mask
-        cdef uint32_t i = <uint32_t>_hash(self.arena + e.off, e.length) & mask
-        if subject_has_full_wildcard(self.arena + e.off, e.length):
+        cdef uint32_t i = <uint32_t>_hash(self.scratch, n) & mask
+        cdef uint32_t parent
+        cdef Py_ssize_t tail
+        cdef Py_ssize_t length = _record_header(self.arena + e.off, &parent, &tail)
+        cdef int k
+        length += tail
+        if subject_has_full_wildcard(self.scratch, <size_t>n):
             self.n_full_wild -= 1
         while self.slots[i] != sid + 1:
             i = (i + 1) & mask
@@ -277,11 +496,17 @@ cdef class SubjectIndex:
                 i = (i - 1) & mask
         else:
             self.slots[i] = SLOT_TOMBSTONE
-        if <uint64_t>e.off + e.length == self.arena_len:
-            self.arena_len -= e.length           # last subject written: reclaim at once
+        if <uint64_t>e.off + length == self.arena_len:
+            self.arena_len -= length            # last record written: reclaim at once
         else:
-            self.arena_garbage += e.length
-        memset(e, 0, sizeof(SubjEntry))
+            self.arena_garbage += length
+        if parent != NO_PARENT:
+            _drop_parent(self, parent)
+        if self.wide and (e.total == SUBJ_WIDE or e.first == SUBJ_WIDE or e.last == SUBJ_WIDE):
+            for k in range(3):
+                self.wide.pop((<uint64_t>sid << 2) | k, None)
+        e.off = SUBJ_FREE
+        e.total = 0
         self.n_live -= 1
         if self.n_live == 0:
             _reset(self)
@@ -290,49 +515,112 @@ cdef class SubjectIndex:
         if self.arena_garbage * 2 > self.arena_len:
             _compact_arena(self, 0)
 
+    cdef Py_ssize_t subject_len(self, uint32_t sid) noexcept:
+        cdef uint32_t parent
+        cdef Py_ssize_t n, pn
+        _record_header(self.arena + self.entries[sid].off, &parent, &n)
+        if parent != NO_PARENT:
+            _plain_bytes(self.parents, parent, &pn)
+            n += pn + 1
+        return n
+
+    cdef Py_ssize_t subject_copy(self, uint32_t sid, char* out) noexcept:
+        cdef uint32_t parent
+        cdef Py_ssize_t n, pn = 0
+        cdef const uint8_t* r = self.arena + self.entries[sid].off
+        cdef Py_ssize_t h = _record_header(r, &parent, &n)
+        cdef const uint8_t* p
+        if parent != NO_PARENT:
+            p = _plain_bytes(self.parents, parent, &pn)
+            memcpy(out, p, pn)
+            out[pn] = b'.'
+            pn += 1
+        memcpy(out + pn, r + h, n)
+        return pn + n
+
     cdef object subject_str(self, uint32_t sid):
-        cdef SubjEntry* e = &self.entries[sid]
-        return PyUnicode_DecodeUTF8(self.arena + e.off, e.length, "surrogateescape")
+        cdef Py_ssize_t n = self.subject_copy(sid, self.scratch)
+        return PyUnicode_DecodeUTF8(self.scratch, n, "surrogateescape")
+
+    cdef uint64_t c_wide_get(self, uint32_t sid, int field) noexcept:
+        if self.wide is None:
+            return 0
+        return self.wide.get((<uint64_t>sid << 2) | field, 0)
+
+    cdef int c_wide_set(self, uint32_t sid, int field, uint64_t value) except -1:
+        cdef uint32_t* slot
+        cdef uint64_t key = (<uint64_t>sid << 2) | field
+        cdef uint32_t narrow
+        if field == 0:
+            slot = &self.entries[sid].total
+            narrow = <uint32_t>value if value < SUBJ_WIDE else SUBJ_WIDE
+        else:
+            slot = &self.entries[sid].first if field == 1 else &self.entries[sid].last
+            if value >= self.seq_base and value - self.seq_base >= SUBJ_WIDE:
+                _rebase(self, value)
+            if value >= self.seq_base and value - self.seq_base < SUBJ_WIDE:
+                narrow = <uint32_t>(value - self.seq_base)
+            else:
+                narrow = SUBJ_WIDE
+        if narrow != SUBJ_WIDE:
+            if slot[0] == SUBJ_WIDE:
+                del self.wide[key]
+            slot[0] = narrow
+        else:
+            if self.wide is None:
+                self.wide = {}
+            self.wide[key] = value
+            slot[0] = SUBJ_WIDE
+        return 0
+
+    cdef uint64_t c_note_store_wide(self, uint32_t sid, uint64_t seq) except 0:
+        cdef uint64_t total = self.total(sid) + 1
+        if total == 1:
+            self.set_first(sid, seq)
+        self.set_total(sid, total)
+        self.set_last(sid, seq)
+        return total
 
     cdef Py_ssize_t c_match(self, const char* flt, Py_ssize_t n, uint32_t** out, bint subset) except -1:
-        cdef uint64_t cap = self.n_live if self.n_live > 0 else 1
+        cdef bint literal = n > 0 and not (n == 1 and flt[0] == b'>') and subject_is_literal(flt, <size_t>n)
+        cdef uint64_t cap = self.n_live if self.n_live > 0 and not literal else 1
         cdef uint32_t* ids = <uint32_t*>malloc(cap * sizeof(uint32_t))
         if ids == NULL:
             raise MemoryError()
-        cdef Py_ssize_t count = 0, prefix_len
+        cdef Py_ssize_t count = 0, prefix_len, length
         cdef int64_t found
         cdef uint32_t sid, n_entries = self.n_entries
         cdef SubjEntry* entries = self.entries
-        cdef const char* arena = self.arena
-        cdef const SubjEntry* e
+        cdef char* buf = self.scratch
         if n == 0 or (n == 1 and flt[0] == b'>'):
             for sid in range(n_entries):
-                if entries[sid].length != 0:
+                if entries[sid].off != SUBJ_FREE:
                     ids[count] = sid
                     count += 1
-        elif subject_is_literal(flt, <size_t>n):
+        elif literal:                    # (at most one id: the array has room for one)
             found = self.c_find(flt, n)
             if found >= 0:
                 ids[0] = <uint32_t>found
                 count = 1
-        else:
+        elif n_entries:
             # Reject on the literal prefix (memcmp) before the token-wise match.
             prefix_len = _literal_prefix_len(flt, n)
             subset = subset and self.n_full_wild > 0    # otherwise the two tests agree
-            with nogil:
-                for sid in range(n_entries):
-                    e = &entries[sid]
-                    if e.length <= prefix_len:
-                        continue
-                    if prefix_len and memcmp(arena + e.off, flt, prefix_len) != 0:
-                        continue
-                    if subject_matches(arena + e.off + prefix_len, e.length - prefix_len,
-                                       flt + prefix_len, <size_t>(n - prefix_len)) and (
-                            not subset or subject_is_subset_match(
-                                arena + e.off + prefix_len, e.length - prefix_len,
-                                flt + prefix_len, <size_t>(n - prefix_len))):
-                        ids[count] = sid
-                        count += 1
+            for sid in range(n_entries):
+                if entries[sid].off == SUBJ_FREE:
+                    continue
+                length = self.subject_copy(sid, buf)
+                if length <= prefix_len:
+                    continue
+                if prefix_len and memcmp(buf, flt, prefix_len) != 0:
+                    continue
+                if subject_matches(buf + prefix_len, length - prefix_len,
+                                   flt + prefix_len, <size_t>(n - prefix_len)) and (
+                        not subset or subject_is_subset_match(
+                            buf + prefix_len, length - prefix_len,
+                            flt + prefix_len, <size_t>(n - prefix_len))):
+                    ids[count] = sid
+                    count += 1
         out[0] = ids
         return count
 
@@ -351,23 +639,23 @@ cdef class SubjectIndex:
 
     def release(self, sid):
         """Forget subject `sid`; its id may be handed out again. KeyError if not in use."""
-        _live_entry(self, sid)
+        _check_live(self, sid)
         self.c_release(<uint32_t>sid)
 
     def subject(self, sid):
-        _live_entry(self, sid)
+        _check_live(self, sid)
         return self.subject_str(<uint32_t>sid)
 
     def get(self, sid):
         """(total, first_seq, last_seq) of subject `sid`."""
-        cdef SubjEntry* e = _live_entry(self, sid)
-        return (e.total, e.first_seq, e.last_seq)
+        _check_live(self, sid)
+        return (self.total(sid), self.first_seq(sid), self.last_seq(sid))
 
     def set(self, sid, uint64_t total, uint64_t first_seq, uint64_t last_seq):
-        cdef SubjEntry* e = _live_entry(self, sid)
-        e.total = total
-        e.first_seq = first_seq
-        e.last_seq = last_seq
+        _check_live(self, sid)
+        self.set_total(sid, total)
+        self.set_first(sid, first_seq)
+        self.set_last(sid, last_seq)
 
     def match(self, filter, bint subset=False):
         """Ids (ascending) of the subjects matching `filter`; "" and ">" match all.  With
@@ -384,7 +672,7 @@ cdef class SubjectIndex:
     def items(self):
         """[(subject, id)] for every interned subject, by ascending id."""
         cdef uint32_t sid
-        return [(self.subject_str(sid), sid) for sid in range(self.n_entries) if self.entries[sid].length]
+        return [(self.subject_str(sid), sid) for sid in range(self.n_entries) if self.in_use(sid)]
 
     def __len__(self):
         return self.n_live
@@ -396,34 +684,60 @@ cdef class SubjectIndex:
             "slots": self.slot_mask + 1, "slot_used": self.slot_used,
             "entry_capacity": self.cap_entries, "arena_len": self.arena_len,
             "arena_capacity": self.arena_cap, "arena_garbage": self.arena_garbage,
-            "full_wild": self.n_full_wild,
+            "full_wild": self.n_full_wild, "seq_base": self.seq_base,
+            "wide": len(self.wide) if self.wide else 0,
+            "parents": len(self.parents) if self.parents is not None else 0,
+            "parents_arena_len": self.parents.arena_len if self.parents is not None else 0,
         }
 
     def verify(self):
         """Check the invariants listed at the top of this file; AssertionError if broken."""
-        cdef uint32_t sid, i, live = 0, used = 0, full_wild = 0
+        cdef uint32_t sid, i, live = 0, used = 0, full_wild = 0, parent
         cdef uint64_t live_bytes = 0
+        cdef Py_ssize_t n, length
+        cdef int field
+        cdef uint32_t* fields
+        refs = {}
         for sid in range(self.n_entries):
-            if self.entries[sid].length:
-                live += 1
-                full_wild += subject_has_full_wildcard(self.arena + self.entries[sid].off,
-                                                       self.entries[sid].length)
-                live_bytes += self.entries[sid].length
-                assert self.entries[sid].off + self.entries[sid].length <= self.arena_len, sid
-                assert self.find(self.arena[self.entries[sid].off:self.entries[sid].off + self.entries[sid].length]) == sid, sid
+            if self.entries[sid].off == SUBJ_FREE:
+                continue
+            live += 1
+            n = self.subject_copy(sid, self.scratch)
+            subject = PyBytes_FromStringAndSize(self.scratch, n)
+            full_wild += subject_has_full_wildcard(self.scratch, n)
+            length = _record_header(self.arena + self.entries[sid].off, &parent, &n)
+            length += n
+            live_bytes += length
+            assert self.entries[sid].off + length <= self.arena_len, sid
+            if parent != NO_PARENT:
+                assert self.parents is not None and self.parents.in_use(parent), (sid, parent)
+                refs[parent] = refs.get(parent, 0) + 1
+            assert self.find(subject) == sid, sid
+            fields = &self.entries[sid].total
+            for field in range(3):
+                assert (fields[field] == SUBJ_WIDE) == (self.wide is not None and
+                                                        ((sid << 2) | field) in self.wide), (sid, field)
         for i in range(self.slot_mask + 1):
             if self.slots[i] != SLOT_EMPTY:
                 used += 1
                 if self.slots[i] != SLOT_TOMBSTONE:
-                    assert self.entries[self.slots[i] - 1].length != 0, i
+                    assert self.entries[self.slots[i] - 1].off != SUBJ_FREE, i
         assert live == self.n_live, (live, self.n_live)
         assert full_wild == self.n_full_wild, (full_wild, self.n_full_wild)
         assert used == self.slot_used, (used, self.slot_used)
         assert used * 4 <= (self.slot_mask + 1) * 3, (used, self.slot_mask + 1)
         assert live_bytes == self.arena_len - self.arena_garbage, (live_bytes, self.arena_len, self.arena_garbage)
         assert live + self.n_free <= self.n_entries
+        assert len(self.wide or ()) == sum(1 for sid in range(self.n_entries) if self.in_use(sid)
+                                           for field in range(3)
+                                           if (&self.entries[sid].total)[field] == SUBJ_WIDE)
         for i in range(self.n_free):
-            assert self.entries[self.free_ids[i]].length == 0, self.free_ids[i]
+            assert self.entries[self.free_ids[i]].off == SUBJ_FREE, self.free_ids[i]
+        if self.parents is not None:
+            self.parents.verify()
+            assert {sid: self.parents.total(sid) for sid in range(self.parents.n_entries)
+                    if self.parents.in_use(sid)} == refs, "parent reference counts"
+            assert self.parents.parents is None
 
 
 cdef inline uint32_t _sid_home(uint32_t sid, uint32_t mask) noexcept nogil:
