@@ -35,6 +35,7 @@ for path in (SRC, HERE):
         sys.path.insert(0, path)
 
 import data  # noqa: E402
+import summary  # noqa: E402
 from workloads import DRIVERS, split_batches, verify  # noqa: E402
 
 
@@ -294,6 +295,26 @@ def print_report(args, runner: Runner, reopen: dict | None, mem: dict | None,
     return rows
 
 
+def summary_rows(runner: Runner, reopen: dict | None, mem: dict | None) -> list[dict]:
+    """make bench's rows (bench/summary.py): each operation against its baseline, the memory
+    store against the file store, the reopen time and the memory per subject."""
+    rows = [summary.row("store", f"{op.name} (file store)", runner.median(op.name, "jsstore-file"),
+                        op.baseline, runner.median(op.name, op.baseline), op.target_ratio,
+                        unit="ops/s") for op in OPERATIONS]
+    rows += [summary.row("store", f"{op.name}, memory store", runner.median(op.name, "jsstore-memory"),
+                         "file store", runner.median(op.name, "jsstore-file"), MEMORY_STORE_RATIO,
+                         unit="ops/s") for op in OPERATIONS if "jsstore-memory" in op.contenders]
+    if reopen is not None:
+        rows.append(summary.row("store", f"reopen {reopen['messages']:,} msgs",
+                                reopen["median_seconds"], "absolute", None, REOPEN_LIMIT_SECONDS,
+                                unit="s", better=summary.LOWER))
+    if mem is not None:
+        rows.append(summary.row("store", f"memory per subject at {mem['subjects']:,} subjects",
+                                mem["bytes_per_subject_caches_dropped"], "absolute", None,
+                                MEMORY_LIMIT_BYTES, unit="B", better=summary.LOWER))
+    return rows
+
+
 def plot_targets(args, runner: Runner) -> None:
     from plot import plot_ratios
     points = []
@@ -357,6 +378,7 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"n": args.n, "reps": args.reps, "table": rows, "reopen": reopen, "memory": mem,
+                       "summary": summary_rows(runner, reopen, mem),
                        "rates": {f"{op} {name}": r for (op, name), r in runner.rates.items()},
                        "cpu_rates": {f"{op} {name}": r for (op, name), r in runner.cpu_rates.items()}},
                       out, indent=2)

@@ -28,6 +28,7 @@ import summary  # noqa: E402
 # name: (script, extra arguments of a full run) in the order they run
 SCRIPTS = {
     "store": ("report.py", []),
+    "largemsgs": ("largemsgs.py", []),
     "publish": ("publish.py", []),
     "consumers": ("consumers.py", []),
     "server": ("server.py", []),
