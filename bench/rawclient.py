@@ -19,8 +19,8 @@ CONNECT = b'CONNECT {"verbose":false,"pedantic":false,"headers":true}\r\n'
 
 # a delivery's reply subject (an ack subject): one group per MSG frame
 ACK_REPLY = re.compile(rb"MSG [^ \r\n]+ [^ \r\n]+ (\$JS\.ACK\.[^ \r\n]+) \d+\r\n")
-# a delivery to inbox _P.<i> and its ack subject
-INBOX_ACK = re.compile(rb"MSG _P\.(\d+) [^ \r\n]+ (\$JS\.ACK\.[^ \r\n]+) \d+\r\n")
+# a delivery of pull consumer P<i> of stream FAN: its ack subject and i
+PULL_ACK = re.compile(rb"MSG [^ \r\n]+ [^ \r\n]+ (\$JS\.ACK\.FAN\.P(\d+)\.[^ \r\n]+) \d+\r\n")
 
 
 def connect(port: int) -> socket.socket:

@@ -43,7 +43,7 @@ import msgspec
 
 from jsstore._core.subjects import _subject_matches, is_subset_match
 from jsstore.consumer import events as consumerevents
-from jsstore.consumer import pullrequests
+from jsstore.consumer import filterindex, pullrequests
 from jsstore.consumer.acknowledgements import TERM_LIMITS_REASON, Acknowledgements
 from jsstore.consumer.delivery import (
     FIRST_HANDOVER,
@@ -135,6 +135,7 @@ class Consumer:
     def _configure(self, config) -> None:
         self.config = config
         self.filters = gather_filters(config)
+        filterindex.changed()
         # what the store's filtered loads take: all, one filter, or a list
         self.load_filter = (">" if not self.filters else
                             self.filters[0] if len(self.filters) == 1 else list(self.filters))

@@ -31,8 +31,10 @@ import msgspec
 
 from jsstore.consumer import config as consumerconfig
 from jsstore.consumer import create as consumercreate
+from jsstore.consumer import filterindex
 from jsstore.consumer.config import ConsumerConfig
 from jsstore.consumer.consumer import Consumer, rfc3339_ns
+from jsstore.consumer.filterindex import FilterIndex
 from jsstore.errors import StoreError
 from jsstore.gocompat.durations import time_sub
 from jsstore.gocompat.times import ZERO_TIME, rfc3339_nano
@@ -234,6 +236,7 @@ class ConsumerRegistry:
     def _attach_locked(self, stream, name: str, config, store, created: int) -> Consumer:
         consumer = Consumer(self, stream, name, config, store, created)
         self._of_stream(stream.name)[name] = consumer
+        filterindex.changed()
         self._listen_locked(stream)
         stream.register_interest(name, consumer.filters, consumer.needs_ack)
         self.js.need_timers()
@@ -245,10 +248,11 @@ class ConsumerRegistry:
         if id(stream) in self._listening:
             return
         self._listening.add(id(stream))
-        consumers = self._of_stream(stream.name)
+        # (the consumers a message concerns, found by its subject: FilterIndex)
+        consumers_for = FilterIndex(self._of_stream(stream.name)).consumers_for
 
         def stored(_stream, seq, subject, _hdr, _payload, _ts):
-            for consumer in list(consumers.values()):
+            for consumer in consumers_for(subject):
                 consumer.on_stored(seq, subject)
         stream.listeners.append(stored)
 
@@ -286,6 +290,7 @@ class ConsumerRegistry:
     def _remove_locked(self, consumer: Consumer, *, advise: bool = True) -> None:
         stream = consumer.stream
         self._by_stream.get(stream.name, {}).pop(consumer.name, None)
+        filterindex.changed()
         kept = getattr(stream.store, "_consumers", None)    # (a plug-in store may keep none)
         if kept is not None:
             kept.pop(consumer.name, None)
