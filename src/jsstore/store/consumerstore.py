@@ -214,6 +214,18 @@ class _ConsumerStoreBase:
                 if applied or self._acks.num_redelivered != redelivered_before:
                     self._changed_locked()
 
+    def ack_explicit_run(self, stream_seqs: list[int], delivery_seqs: list[int],
+                         floor: tuple[int, int], next_seqs: tuple[int, int]) -> tuple[int, int]:
+        """update_acks for a run of explicit acks of delivered messages, in C
+        (AckState.ack_explicit_run); the consumer's own ack floor moved along, returned."""
+        with self._lock:
+            self._check_open_locked()
+            floor_d, floor_s, changed = self._acks.ack_explicit_run(
+                stream_seqs, delivery_seqs, floor[0], floor[1], next_seqs[0], next_seqs[1])
+            if changed:
+                self._changed_locked()
+        return floor_d, floor_s
+
     def remove_redelivered_below(self, stream_seq: int) -> None:
         with self._lock:
             self._check_open_locked()

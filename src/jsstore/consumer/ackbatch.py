@@ -1,0 +1,68 @@
+"""The plain acks one read of a client brought, applied consumer by consumer.
+
+Applied one by one, every ack of a consumer that may deliver more (a push consumer, or a
+pull consumer with requests waiting) gathers again at once: a push client acking 1,000
+deliveries makes its consumer look for more 1,000 times.  When nothing can tell the
+difference, the acks of a read are grouped by consumer (each consumer's in the order
+sent) and each consumer gathers once after its acks.  That is when, for every ack of the
+read, its consumer
+
+  - is open, acks explicitly and its stream keeps messages by limits (no interest or
+    work-queue removal hangs on the order of acks across consumers);
+  - has no redelivery queued (an ack only takes messages out of that queue, so a gather
+    between acks could only deliver new messages, which no ack of the read can name) and
+  - names a message it has delivered (a v1 ack subject below its next stream sequence).
+
+Otherwise the read's acks are applied in order, one by one, as before.
+"""
+
+from __future__ import annotations
+
+
+def by_consumer(found: list) -> dict | None:
+    """`found`: (consumer, ack subject tokens, subject) in the order sent.  The acks grouped
+    by consumer (first appearance first) as AckRun, or None when they must go one by one."""
+    groups: dict = {}
+    for consumer, tokens, subject in found:
+        group = groups.get(consumer)
+        if group is None:
+            if (consumer.closed or consumer.ack_policy != "explicit"
+                    or consumer.stream.retention is not None
+                    or consumer.acknowledgements.redelivery_queue):
+                return None
+            group = groups[consumer] = AckRun()
+        if len(tokens) != 9:
+            return None
+        # (what the router's one-by-one path takes as a plain v1 ack, exactly)
+        delivered, sseq, dseq = tokens[4], tokens[5], tokens[6]
+        if not (delivered.isdigit() and sseq.isdigit() and dseq.isdigit()
+                and len(delivered) < 19 and len(sseq) < 19 and len(dseq) < 19
+                and (delivered + sseq + dseq).isascii()
+                and tokens[7].isdigit() and tokens[8].isdigit()):
+            return None
+        seq = int(sseq)
+        if not 0 < seq < consumer.next_stream_seq:
+            return None
+        group.stream_seqs.append(seq)
+        group.delivery_seqs.append(int(dseq))
+        group.acks.append((tokens, subject))
+    return groups
+
+
+class AckRun:
+    """One consumer's acks of a read: stream and delivery seqs, and (tokens, subject)."""
+
+    __slots__ = ("stream_seqs", "delivery_seqs", "acks")
+
+    def __init__(self):
+        self.stream_seqs: list[int] = []
+        self.delivery_seqs: list[int] = []
+        self.acks: list[tuple] = []
+
+
+def gather_after(consumer) -> None:
+    """What each ack of the group would have done last (Acknowledgements.ack): gather, when
+    the consumer may deliver more."""
+    if (not consumer.closed and consumer.max_ack_pending > 0
+            and (consumer.pull is None or consumer.pull.waiting)):
+        consumer.gather()
