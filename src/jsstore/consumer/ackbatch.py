@@ -9,8 +9,11 @@ read, its consumer
 
   - is open, acks explicitly and its stream keeps messages by limits (no interest or
     work-queue removal hangs on the order of acks across consumers);
-  - has no redelivery queued (an ack only takes messages out of that queue, so a gather
-    between acks could only deliver new messages, which no ack of the read can name) and
+  - could not deliver anything between two of its acks: it has no redelivery queued (an
+    ack only takes messages out of that queue) and either its acks do not make it gather
+    (a pull consumer with no request waiting, no max_ack_pending) or it has looked at
+    every message of its stream already (a gather between acks would find nothing; one
+    that delivered would change what the following acks find: their ack floor) and
   - names a message it has delivered (a v1 ack subject below its next stream sequence).
 
 Otherwise the read's acks are applied in order, one by one, as before.
@@ -30,6 +33,10 @@ def by_consumer(found: list) -> dict | None:
                     or consumer.stream.retention is not None
                     or consumer.acknowledgements.redelivery_queue):
                 return None
+            if (consumer.max_ack_pending > 0
+                    and (consumer.pull is None or consumer.pull.waiting)
+                    and consumer.next_stream_seq <= consumer.stream.store.last_seq):
+                return None         # a gather between its acks might deliver
             group = groups[consumer] = AckRun()
         if len(tokens) != 9:
             return None
