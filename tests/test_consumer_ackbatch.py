@@ -251,3 +251,36 @@ def test_filter_index_skips_other_literal_filters():
     index = FilterIndex(consumers)
     assert index.consumers_for("fan.7") == [consumers["p7"], consumers["all"]]
     assert index.consumers_for("fan.x") == [consumers["all"]]
+
+
+# -- AckState runs --------------------------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["explicit", "all", "none"]),
+       st.lists(st.tuples(st.sampled_from(["deliver", "ack", "redeliver"]), st.integers(0, 40),
+                          st.integers(1, 6)), max_size=25))
+def test_update_delivered_run_matches_one_by_one(policy, ops):
+    from jsstore._core.ackstate import AckState
+    from jsstore.errors import MsgNotFound
+    run, loop = AckState(policy), AckState(policy)
+    dseq = sseq = 0
+    for op, at, count in ops:
+        if op == "deliver":
+            seqs = [sseq + 1 + i + (at % 3) * i for i in range(count)]
+            assert run.update_delivered_run(dseq + 1, seqs, 1000 + at) == any(
+                [loop.update_delivered(dseq + 1 + i, seq, 1, 1000 + at)
+                 for i, seq in enumerate(seqs)])
+            dseq += count
+            sseq = seqs[-1]
+        elif op == "redeliver" and policy != "none" and sseq:
+            seq = at % sseq + 1
+            dseq += 1
+            for state in (run, loop):
+                state.update_delivered(dseq, seq, count + 1, 2000)
+        elif op == "ack" and policy != "none" and sseq:
+            seq = at % sseq + 1
+            for state in (run, loop):
+                try:
+                    state.update_acks(dseq, seq)
+                except MsgNotFound:
+                    pass
+        assert run.state() == loop.state()

@@ -216,10 +216,25 @@ cdef class AckState:
 
         Returns False when the update is older than the ack floor and was ignored.
         """
+        return self._update_delivered(dseq, sseq, dc, ts) == 1
+
+    def update_delivered_run(self, uint64_t first_dseq, list sseqs, int64_t ts):
+        """update_delivered of first deliveries (dc 1) of sseqs[i] as consumer seq
+        first_dseq + i, in order, all at ts.  Returns whether any was recorded."""
+        cdef Py_ssize_t i
+        cdef bint any_recorded = False
+        for i in range(len(sseqs)):
+            if self._update_delivered(first_dseq + <uint64_t>i, <uint64_t>sseqs[i], 1, ts) == 1:
+                any_recorded = True
+        return any_recorded
+
+    cdef int _update_delivered(self, uint64_t dseq, uint64_t sseq, uint64_t dc,
+                               int64_t ts) except -1:
+        """update_delivered: 1 recorded, 0 older than the ack floor."""
         if dc != 1 and self.ack_policy_code == ACK_NONE:
             raise NoAckPolicy()
         if dseq <= self.ack_floor_consumer:
-            return False
+            return 0
         cdef MapEntry* entry
         cdef bint created
         if self.ack_policy_code == ACK_NONE:
@@ -227,7 +242,7 @@ cdef class AckState:
                 self.delivered_consumer = self.ack_floor_consumer = dseq
             if sseq > self.delivered_stream:
                 self.delivered_stream = self.ack_floor_stream = sseq
-            return True
+            return 1
         if sseq <= self.delivered_stream:
             entry = map_find(&self.pending, sseq)
             if entry != NULL:
@@ -246,7 +261,7 @@ cdef class AckState:
                 raise MemoryError()
             if entry.value < dc - 1:
                 entry.value = dc - 1
-        return True
+        return 1
 
     def update_acks(self, uint64_t dseq, uint64_t sseq):
         """Apply an ack of (dseq, sseq). Returns False when older than the ack floor."""

@@ -202,6 +202,15 @@ class _ConsumerStoreBase:
             if self._acks.update_delivered(delivery_seq, stream_seq, deliveries, delivered_at):
                 self._changed_locked()
 
+    def update_delivered_run(self, first_delivery_seq: int, stream_seqs: list[int],
+                             delivered_at: int) -> None:
+        """update_delivered of first deliveries of stream_seqs[i] as delivery seq
+        first_delivery_seq + i, all at delivered_at, in C."""
+        with self._lock:
+            self._check_open_locked()
+            if self._acks.update_delivered_run(first_delivery_seq, stream_seqs, delivered_at):
+                self._changed_locked()
+
     def update_acks(self, delivery_seq: int, stream_seq: int) -> None:
         with self._lock:
             self._check_open_locked()
