@@ -63,9 +63,10 @@ def run(ops, retention: str, grouped: bool, consumers: dict | None = None):
     subs += [js.bus.subscribe(consumers[name]["deliver_subject"], taker(name))
              for name in names if "deliver_subject" in consumers[name]]
     router = js.router()
-    original = ackbatch.by_consumer
+    original = ackbatch.by_consumer, ackbatch.from_parsed
     if not grouped:
         ackbatch.by_consumer = lambda found: None
+        ackbatch.from_parsed = lambda parsed, find: None
     states = []
     try:
         for op, arg, seed in ops:
@@ -118,7 +119,7 @@ def run(ops, retention: str, grouped: bool, consumers: dict | None = None):
                     pass
             states.append([_info(js, name) for name in names])
     finally:
-        ackbatch.by_consumer = original
+        ackbatch.by_consumer, ackbatch.from_parsed = original
         for sub in subs:
             sub.unsubscribe()
         js.close()
@@ -284,3 +285,42 @@ def test_update_delivered_run_matches_one_by_one(policy, ops):
                 except MsgNotFound:
                     pass
         assert run.state() == loop.state()
+
+
+# -- ack subjects taken apart in C ----------------------------------------------------------
+NUMBER = st.one_of(st.integers(0, 10**20).map(str), st.sampled_from(["", "x", "1a", "\u0661",
+                                                                    "00", "-1", "18446744073709551616"]))
+NAME = st.sampled_from(["S", "C", "D", "", "\u00e9"])
+
+
+def _reference(subjects):
+    """What the Python path takes as plain v1 acks (jsstore.consumer.ackbatch.by_consumer's
+    checks), grouped as plain_v1_acks groups them; None when one is not."""
+    groups: dict = {}
+    for subject in subjects:
+        tokens = subject.split(".")
+        if not subject.isascii() or len(tokens) != 9 or not subject.startswith("$JS.ACK."):
+            return None
+        delivered, sseq, dseq = tokens[4], tokens[5], tokens[6]
+        if not (delivered.isdigit() and sseq.isdigit() and dseq.isdigit()
+                and len(delivered) < 19 and len(sseq) < 19 and len(dseq) < 19
+                and tokens[7].isdigit() and tokens[8].isdigit() and int(sseq)):
+            return None
+        group = groups.setdefault((tokens[2], tokens[3]),
+                                  [tokens[2], tokens[3], [], [], []])
+        group[2].append(int(sseq))
+        group[3].append(int(dseq))
+        group[4].append(subject)
+    return list(groups.values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(NAME, NAME, NUMBER, NUMBER, NUMBER, NUMBER, NUMBER).map(
+        lambda t: "$JS.ACK." + ".".join(t)),
+    st.tuples(NAME, NAME, NUMBER).map(lambda t: "$JS.ACK." + ".".join(t)),
+    st.sampled_from(["$JS.ACK.S.C.1.2.3.4.5.6", "$JS.ACX.S.C.1.2.3.4.5", "$JS.ACK.S.C.1.2.3.4.5"]),
+), max_size=6))
+def test_plain_v1_acks_takes_what_the_python_path_takes(subjects):
+    from jsstore._core.ackparse import plain_v1_acks
+    assert plain_v1_acks(subjects) == _reference(subjects)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Mapping
 
+from jsstore._core.ackparse import plain_v1_acks
 from jsstore.api import schemas
 from jsstore.api.cluster import cluster_only_type
 from jsstore.api.consumers import ConsumerApi
@@ -222,6 +223,13 @@ class Router:
         """Plain acks (empty or ``+ACK``, no reply subject) applied in order under one
         lock: the server hands over those one read brought (see Server.publish)."""
         with self.lock:
+            if len(subjects) > 1:
+                parsed = plain_v1_acks(subjects)     # (None: not all plain v1 acks)
+                groups = (ackbatch.from_parsed(parsed, self.js.consumers.find_locked)
+                          if parsed is not None else None)
+                if groups is not None:
+                    self._apply_runs_locked(groups)
+                    return
             found = []
             for subject in subjects:
                 tokens = subject.split(".")
@@ -233,11 +241,16 @@ class Router:
                 for consumer, tokens, subject in found:
                     _apply_ack(consumer, tokens, subject, b"", "")
                 return
-            for consumer, run in groups.items():
-                if not consumer.acknowledgements.ack_run(run.stream_seqs, run.delivery_seqs):
-                    for tokens, subject in run.acks:
-                        _apply_ack(consumer, tokens, subject, b"", "", gather=False)
-                ackbatch.gather_after(consumer)
+            self._apply_runs_locked(groups)
+
+    @staticmethod
+    def _apply_runs_locked(groups: dict) -> None:
+        """Each consumer's run of acks (ackbatch.AckRun), then its one gather."""
+        for consumer, run in groups.items():
+            if not consumer.acknowledgements.ack_run(run.stream_seqs, run.delivery_seqs):
+                for tokens, subject in run.acks:
+                    _apply_ack(consumer, tokens, subject, b"", "", gather=False)
+            ackbatch.gather_after(consumer)
 
     def _ack_consumer_locked(self, tokens: list[str]):
         """The consumer an ack subject's tokens name (v1 or v2 form), or None."""

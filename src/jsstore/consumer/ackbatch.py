@@ -29,14 +29,8 @@ def by_consumer(found: list) -> dict | None:
     for consumer, tokens, subject in found:
         group = groups.get(consumer)
         if group is None:
-            if (consumer.closed or consumer.ack_policy != "explicit"
-                    or consumer.stream.retention is not None
-                    or consumer.acknowledgements.redelivery_queue):
+            if not _groupable(consumer):
                 return None
-            if (consumer.max_ack_pending > 0
-                    and (consumer.pull is None or consumer.pull.waiting)
-                    and consumer.next_stream_seq <= consumer.stream.store.last_seq):
-                return None         # a gather between its acks might deliver
             group = groups[consumer] = AckRun()
         if len(tokens) != 9:
             return None
@@ -54,6 +48,33 @@ def by_consumer(found: list) -> dict | None:
         group.delivery_seqs.append(int(dseq))
         group.acks.append((tokens, subject))
     return groups
+
+
+def from_parsed(parsed: list, find) -> dict | None:
+    """by_consumer for acks taken apart in C (jsstore._core.ackparse.plain_v1_acks: every
+    one a plain v1 ack, grouped by stream and consumer); `find(stream, name)` the consumer
+    or None (whose acks are dropped, as one by one)."""
+    groups: dict = {}
+    for stream, name, stream_seqs, delivery_seqs, subjects in parsed:
+        consumer = find(stream, name)
+        if consumer is None:
+            continue
+        if not _groupable(consumer) or max(stream_seqs) >= consumer.next_stream_seq:
+            return None
+        run = groups[consumer] = AckRun()
+        run.stream_seqs, run.delivery_seqs = stream_seqs, delivery_seqs
+        run.acks = [(subject.split("."), subject) for subject in subjects]
+    return groups
+
+
+def _groupable(consumer) -> bool:
+    """The consumer's part of the rules of the module's docstring."""
+    return not (consumer.closed or consumer.ack_policy != "explicit"
+                or consumer.stream.retention is not None
+                or consumer.acknowledgements.redelivery_queue
+                or (consumer.max_ack_pending > 0
+                    and (consumer.pull is None or consumer.pull.waiting)
+                    and consumer.next_stream_seq <= consumer.stream.store.last_seq))
 
 
 class AckRun:
