@@ -33,6 +33,7 @@ import socket
 import statistics
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -114,10 +115,10 @@ def push_client(port: int, want: int, pushes: int, ready, go, out) -> None:
     buf = b""
     while b"PONG" not in buf:
         buf += sock.recv(65536)
+    buf = buf[buf.index(b"PONG\r\n") + 6:]     # (deliveries may follow it)
     ready.set()
     go.wait()
     got = 0
-    buf = b""
     while got < want:
         data = sock.recv(1 << 20)
         if not data:
@@ -145,10 +146,10 @@ def pull_client(port: int, want: int, pulls: int, batch: int, ready, go, out) ->
     buf = b""
     while b"PONG" not in buf:
         buf += sock.recv(65536)
+    buf = buf[buf.index(b"PONG\r\n") + 6:]     # (deliveries may follow it)
     ready.set()
     go.wait()
     got = 0
-    buf = b""
     while got < want:
         data = sock.recv(1 << 20)
         if not data:
@@ -261,16 +262,21 @@ def client_ceiling(n: int, pushes: int) -> float:
         conn.sendall(b"PONG\r\n")
         conn.recv(65536)
         conn.sendall(b"PONG\r\n")
+
+        def drain() -> None:        # the acks, read as they come until the client closes
+            try:
+                while conn.recv(1 << 20):
+                    pass
+            except OSError:
+                pass
+        reader = threading.Thread(target=drain)
+        reader.start()
         sent = 0
         while sent < n * pushes:
             conn.sendall(frames)
             sent += 1000
-        conn.settimeout(5)
-        try:
-            while conn.recv(1 << 20):
-                pass
-        except OSError:
-            pass
+        reader.join()
+        conn.close()
 
     ctx = multiprocessing.get_context("fork")
     process = ctx.Process(target=stand_in)
