@@ -247,6 +247,10 @@ class Router:
     def _apply_runs_locked(groups: dict) -> None:
         """Each consumer's run of acks (ackbatch.AckRun), then its one gather."""
         for consumer, run in groups.items():
+            if not run.grouped:
+                for tokens, subject in run.acks:
+                    _apply_ack(consumer, tokens, subject, b"", "")
+                continue
             if not consumer.acknowledgements.ack_run(run.stream_seqs, run.delivery_seqs):
                 for tokens, subject in run.acks:
                     _apply_ack(consumer, tokens, subject, b"", "", gather=False)

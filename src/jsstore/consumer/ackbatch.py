@@ -16,7 +16,10 @@ read, its consumer
     that delivered would change what the following acks find: their ack floor) and
   - names a message it has delivered (a v1 ack subject below its next stream sequence).
 
-Otherwise the read's acks are applied in order, one by one, as before.
+Otherwise (by_consumer) the read's acks are applied in order, one by one, as before; or
+(from_parsed, all of them plain v1 acks) only that consumer's, each gathering, while the
+others are grouped: consumers of streams with limits retention do not depend on each
+other, so only the order of the deliveries their gathers make can differ.
 """
 
 from __future__ import annotations
@@ -51,17 +54,22 @@ def by_consumer(found: list) -> dict | None:
 
 
 def from_parsed(parsed: list, find) -> dict | None:
-    """by_consumer for acks taken apart in C (jsstore._core.ackparse.plain_v1_acks: every
-    one a plain v1 ack, grouped by stream and consumer); `find(stream, name)` the consumer
-    or None (whose acks are dropped, as one by one)."""
+    """The acks taken apart in C (jsstore._core.ackparse.plain_v1_acks: every one a plain
+    v1 ack, grouped by stream and consumer) as consumer -> AckRun; `find(stream, name)`
+    the consumer or None (whose acks are dropped, as one by one).  A consumer that does
+    not meet the rules above keeps its acks one by one (AckRun.grouped False: each ack
+    gathers); consumers of a stream with limits retention are independent of each other,
+    so only the order of the deliveries their gathers make changes.  None when a consumer
+    of another stream is named: the read goes in order, one by one."""
     groups: dict = {}
     for stream, name, stream_seqs, delivery_seqs, subjects in parsed:
         consumer = find(stream, name)
         if consumer is None:
             continue
-        if not _groupable(consumer) or max(stream_seqs) >= consumer.next_stream_seq:
+        if consumer.stream.retention is not None:
             return None
         run = groups[consumer] = AckRun()
+        run.grouped = _groupable(consumer) and max(stream_seqs) < consumer.next_stream_seq
         run.stream_seqs, run.delivery_seqs = stream_seqs, delivery_seqs
         run.acks = [(subject.split("."), subject) for subject in subjects]
     return groups
@@ -78,14 +86,16 @@ def _groupable(consumer) -> bool:
 
 
 class AckRun:
-    """One consumer's acks of a read: stream and delivery seqs, and (tokens, subject)."""
+    """One consumer's acks of a read: stream and delivery seqs, and (tokens, subject); with
+    `grouped` False they are applied one by one, each gathering."""
 
-    __slots__ = ("stream_seqs", "delivery_seqs", "acks")
+    __slots__ = ("stream_seqs", "delivery_seqs", "acks", "grouped")
 
     def __init__(self):
         self.stream_seqs: list[int] = []
         self.delivery_seqs: list[int] = []
         self.acks: list[tuple] = []
+        self.grouped = True
 
 
 def gather_after(consumer) -> None:
