@@ -33,6 +33,8 @@ cdef class AckState:
     cdef SeqOrder order           # ascending pending stream seqs, for moving the ack floor
 
     cdef int _pending_add(self, uint64_t sseq, uint64_t dseq, int64_t ts) except -1
+    cdef int _update_delivered(self, uint64_t dseq, uint64_t sseq, uint64_t dc, int64_t ts) except -1
+    cdef int _update_acks(self, uint64_t dseq, uint64_t sseq) except -2   # 1 / 0 / -1 not pending
     cdef bint _pending_remove(self, uint64_t sseq) noexcept nogil
     cdef void _clear(self) noexcept nogil
     cdef int _rebuild_order(self) except -1

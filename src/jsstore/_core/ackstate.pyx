@@ -216,10 +216,25 @@ cdef class AckState:
 
         Returns False when the update is older than the ack floor and was ignored.
         """
+        return self._update_delivered(dseq, sseq, dc, ts) == 1
+
+    def update_delivered_run(self, uint64_t first_dseq, list sseqs, int64_t ts):
+        """update_delivered of first deliveries (dc 1) of sseqs[i] as consumer seq
+        first_dseq + i, in order, all at ts.  Returns whether any was recorded."""
+        cdef Py_ssize_t i
+        cdef bint any_recorded = False
+        for i in range(len(sseqs)):
+            if self._update_delivered(first_dseq + <uint64_t>i, <uint64_t>sseqs[i], 1, ts) == 1:
+                any_recorded = True
+        return any_recorded
+
+    cdef int _update_delivered(self, uint64_t dseq, uint64_t sseq, uint64_t dc,
+                               int64_t ts) except -1:
+        """update_delivered: 1 recorded, 0 older than the ack floor."""
         if dc != 1 and self.ack_policy_code == ACK_NONE:
             raise NoAckPolicy()
         if dseq <= self.ack_floor_consumer:
-            return False
+            return 0
         cdef MapEntry* entry
         cdef bint created
         if self.ack_policy_code == ACK_NONE:
@@ -227,7 +242,7 @@ cdef class AckState:
                 self.delivered_consumer = self.ack_floor_consumer = dseq
             if sseq > self.delivered_stream:
                 self.delivered_stream = self.ack_floor_stream = sseq
-            return True
+            return 1
         if sseq <= self.delivered_stream:
             entry = map_find(&self.pending, sseq)
             if entry != NULL:
@@ -246,18 +261,25 @@ cdef class AckState:
                 raise MemoryError()
             if entry.value < dc - 1:
                 entry.value = dc - 1
-        return True
+        return 1
 
     def update_acks(self, uint64_t dseq, uint64_t sseq):
         """Apply an ack of (dseq, sseq). Returns False when older than the ack floor."""
+        cdef int applied = self._update_acks(dseq, sseq)
+        if applied < 0:
+            raise MsgNotFound()
+        return applied == 1
+
+    cdef int _update_acks(self, uint64_t dseq, uint64_t sseq) except -2:
+        """update_acks: 1 applied, 0 older than the ack floor, -1 not pending."""
         if self.ack_policy_code == ACK_NONE:
             raise NoAckPolicy()
         map_remove(&self.redelivered, sseq)
         if dseq <= self.ack_floor_consumer:
-            return False
+            return 0
         cdef MapEntry* entry = map_find(&self.pending, sseq)
         if entry == NULL:
-            raise MsgNotFound()
+            return -1
         cdef uint64_t gap, seq, low, next_seq
         if self.ack_policy_code == ACK_ALL or self.ack_policy_code == ACK_FLOW_CONTROL:
             gap = sseq - self.ack_floor_stream
@@ -276,7 +298,7 @@ cdef class AckState:
                     self._pending_remove(seq)
                     map_remove(&self.redelivered, seq)
                     seq -= 1
-            return True
+            return 1
         if dseq > entry.value and entry.value > 0:
             dseq = entry.value           # the original delivery seq
         self._pending_remove(sseq)
@@ -293,7 +315,50 @@ cdef class AckState:
                     if entry.value > 0:
                         self.ack_floor_consumer = entry.value - 1
                         self.ack_floor_stream = next_seq - 1
-        return True
+        return 1
+
+    def ack_explicit_run(self, list sseqs, list dseqs, uint64_t floor_d, uint64_t floor_s,
+                         uint64_t next_dseq, uint64_t next_sseq):
+        """A run of explicit acks of delivered messages, in order, each as the consumer's
+        Acknowledgements.ack applies it: `sseqs` / `dseqs` the stream and delivery seqs of
+        the ack subjects (every sseq below next_sseq).  A pending seq is acked by its own
+        delivery seq (update_acks) and moves the consumer's ack floor (floor_d, floor_s:
+        moveAckFloor, against next_dseq / next_sseq); one not pending goes to update_acks
+        by the subject's delivery seq (its redelivery count dropped; MsgNotFound ignored).
+        Returns (floor_d, floor_s, whether the stored state changed)."""
+        cdef Py_ssize_t i, n = len(sseqs)
+        cdef uint64_t sseq, dseq, above
+        cdef MapEntry* entry
+        cdef size_t redelivered_before
+        cdef bint changed = False
+        if len(dseqs) != n:
+            raise ValueError("sseqs and dseqs differ in length")
+        for i in range(n):
+            sseq = sseqs[i]
+            redelivered_before = self.redelivered.count
+            entry = map_find(&self.pending, sseq)
+            if entry == NULL:
+                if self._update_acks(<uint64_t>dseqs[i], sseq) == 1:
+                    changed = True
+                elif self.redelivered.count != redelivered_before:
+                    changed = True
+                continue
+            dseq = entry.value
+            if self._update_acks(dseq, sseq) == 1 or self.redelivered.count != redelivered_before:
+                changed = True
+            if self.pending.count == 0:
+                floor_d = next_dseq - 1
+                floor_s = next_sseq - 1
+            elif dseq == floor_d + 1:
+                floor_d = dseq
+                floor_s = sseq
+                above = order_next_above(&self.order, sseq)
+                if above != 0 and above < next_sseq:
+                    entry = map_find(&self.pending, above)
+                    if entry != NULL and entry.value > 0:
+                        floor_d = entry.value - 1
+                        floor_s = above - 1
+        return floor_d, floor_s, changed
 
     def remove_redelivered_below(self, uint64_t seq):
         """Forget the redelivery counts of stream seqs below seq. True if any was removed."""

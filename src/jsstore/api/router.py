@@ -17,12 +17,13 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Mapping
 
+from jsstore._core.ackparse import plain_v1_acks
 from jsstore.api import schemas
 from jsstore.api.cluster import cluster_only_type
 from jsstore.api.consumers import ConsumerApi
 from jsstore.api.direct import direct_get
 from jsstore.api.streams import StreamApi
-from jsstore.consumer import pullrequests
+from jsstore.consumer import ackbatch, pullrequests
 from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.stream import advisories
@@ -219,11 +220,38 @@ class Router:
         """Plain acks (empty or ``+ACK``, no reply subject) applied in order under one
         lock: the server hands over those one read brought (see Server.publish)."""
         with self.lock:
+            if len(subjects) > 1:
+                parsed = plain_v1_acks(subjects)     # (None: not all plain v1 acks)
+                groups = (ackbatch.from_parsed(parsed, self.js.consumers.find_locked)
+                          if parsed is not None else None)
+                if groups is not None:
+                    self._apply_runs_locked(groups)
+                    return
+            found = []
             for subject in subjects:
                 tokens = subject.split(".")
                 consumer = self._ack_consumer_locked(tokens)
                 if consumer is not None:
+                    found.append((consumer, tokens, subject))
+            groups = ackbatch.by_consumer(found) if len(found) > 1 else None
+            if groups is None:
+                for consumer, tokens, subject in found:
                     _apply_ack(consumer, tokens, subject, b"", "")
+                return
+            self._apply_runs_locked(groups)
+
+    @staticmethod
+    def _apply_runs_locked(groups: dict) -> None:
+        """Each consumer's run of acks (ackbatch.AckRun), then its one gather."""
+        for consumer, run in groups.items():
+            if not run.grouped:
+                for tokens, subject in run.acks:
+                    _apply_ack(consumer, tokens, subject, b"", "")
+                continue
+            if not consumer.acknowledgements.ack_run(run.stream_seqs, run.delivery_seqs):
+                for tokens, subject in run.acks:
+                    _apply_ack(consumer, tokens, subject, b"", "", gather=False)
+            ackbatch.gather_after(consumer)
 
     def _ack_consumer_locked(self, tokens: list[str]):
         """The consumer an ack subject's tokens name (v1 or v2 form), or None."""
@@ -330,8 +358,10 @@ class Router:
             return pub_error_json(stream.name, exc)
 
 
-def _apply_ack(consumer, tokens: list[str], subject: str, payload: bytes, reply: str) -> bool:
-    """One ack to `consumer` (the JetStream lock held); whether a double ack is owed."""
+def _apply_ack(consumer, tokens: list[str], subject: str, payload: bytes, reply: str,
+               gather: bool = True) -> bool:
+    """One ack to `consumer` (the JetStream lock held); whether a double ack is owed.
+    Without `gather`, the caller gathers after a run of acks (ackbatch.gather_after)."""
     if len(tokens) == 9 and (not payload or payload == b"+ACK"):
         # the common case, a plain ack of a v1 subject with sane numbers
         delivered, sseq, dseq = tokens[4], tokens[5], tokens[6]
@@ -339,5 +369,6 @@ def _apply_ack(consumer, tokens: list[str], subject: str, payload: bytes, reply:
                 and len(delivered) < 19 and len(sseq) < 19 and len(dseq) < 19
                 and (delivered + sseq + dseq).isascii()
                 and tokens[7].isdigit() and tokens[8].isdigit() and int(sseq)):
-            return consumer.acknowledgements.ack(int(sseq), int(dseq), int(delivered))
+            return consumer.acknowledgements.ack(int(sseq), int(dseq), int(delivered),
+                                                 gather=gather)
     return consumer.acknowledgements.process(subject, payload, reply)

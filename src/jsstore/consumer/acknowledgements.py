@@ -195,9 +195,10 @@ class Acknowledgements:
 
     # -- acknowledgements -----------------------------------------------------------------
     def ack(self, stream_seq: int, delivery_seq: int, deliveries: int, *,
-            sample: bool = True) -> bool:
+            sample: bool = True, gather: bool = True) -> bool:
         """processAckMsg: +ACK (and the ack half of +NXT and +TERM). Returns whether it
-        was applied (an ack with a reply subject is answered once applied)."""
+        was applied (an ack with a reply subject is answered once applied).  Without
+        `gather` the caller gathers once after a run of acks (jsstore.consumer.ackbatch)."""
         consumer = self.consumer
         if consumer.closed:
             return False
@@ -246,8 +247,34 @@ class Acknowledgements:
             stream.ack(consumer.name, stream_seq)
             for seq in acked_all:
                 stream.ack(consumer.name, seq)
-        if consumer.max_ack_pending > 0 and (consumer.pull is None or consumer.pull.waiting):
+        if gather and consumer.max_ack_pending > 0 and (
+                consumer.pull is None or consumer.pull.waiting):
             consumer.gather()           # a stall on max_ack_pending may be over
+        if consumer.delete_threshold > 0:
+            consumer.delete_timer.activity()
+        return True
+
+    def ack_run(self, stream_seqs: list[int], delivery_seqs: list[int]) -> bool:
+        """`ack` (without its gather) for each of a run of plain acks of delivered messages,
+        in order, the per-message work in C, when the consumer acks explicitly, samples no
+        acks and its store has the run (jsstore.consumer.ackbatch makes sure of the rest).
+        False, with nothing done, when it cannot."""
+        consumer = self.consumer
+        run = getattr(self.store, "ack_explicit_run", None)
+        if run is None or consumer.sample_percent or consumer.ack_policy != "explicit":
+            return False
+        self.ack_floor_delivery, self.ack_floor_stream = run(
+            stream_seqs, delivery_seqs, (self.ack_floor_delivery, self.ack_floor_stream),
+            (consumer.next_delivery_seq, consumer.next_stream_seq))
+        counts = self.redelivery_counts
+        if counts:
+            for seq in stream_seqs:
+                counts.pop(seq, None)
+        queue = self.redelivery_queue
+        if queue:
+            for seq in stream_seqs:
+                queue.pop(seq, None)
+        self.last_acked_at = consumer.clock()
         if consumer.delete_threshold > 0:
             consumer.delete_timer.activity()
         return True

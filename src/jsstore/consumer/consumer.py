@@ -371,39 +371,61 @@ class Consumer:
             return False
         load_next = self.stream.store.load_next_msg
         update_delivered = self.store.update_delivered
+        # first deliveries of new messages are recorded a run at a time (in C) before
+        # they are handed over; `recording` counts toward max_ack_pending meanwhile
+        update_run = (getattr(self.store, "update_delivered_run", None)
+                      if sink is None and self.ack_policy != "none" else None)
+        recording: list[int] = []
+        run_first = 0
         ack_state, max_ack_pending = self.ack_state, self.max_ack_pending
         pull = self.pull
         waiting = pull.waiting
         load_filter, prefix, reply = self.load_filter, self.ack_prefix, wr.reply
         batch: list[Msg] = []
         sent = 0
-        while wr.wanted > 0 and not self.closed:
-            if max_ack_pending > 0 and ack_state.num_pending >= max_ack_pending:
-                break
-            try:
-                msg, seq = load_next(load_filter, self.next_stream_seq)
-            except StoreEOF:
-                break
-            self.next_stream_seq = seq + 1
-            self.pending_count -= 1
-            pending = self.pending_count if self.pending_count > 0 else 0
-            delivery_seq = self.next_delivery_seq
-            self.next_delivery_seq = delivery_seq + 1
-            ts = msg.ts
-            ack_reply = f"{prefix}1.{seq}.{delivery_seq}.{ts}.{pending}"
-            waiting.pop()
-            update_delivered(delivery_seq, seq, 1, now)
-            out = Msg(msg.subject, msg.msg, msg.hdr or None, ack_reply, reply)
-            if sink is not None:
-                sink(out, (seq, delivery_seq, 1, ts, pending))
-            else:
-                batch.append(out)
-                if sent == FIRST_HANDOVER - 1:
-                    # the first few go at once, so the receiver starts on them while
-                    # the rest are read
-                    bus.publish_batch(batch)
-                    batch = []
-            sent += 1
+        try:
+            while wr.wanted > 0 and not self.closed:
+                if max_ack_pending > 0 and (
+                        ack_state.num_pending + len(recording) >= max_ack_pending):
+                    break
+                try:
+                    msg, seq = load_next(load_filter, self.next_stream_seq)
+                except StoreEOF:
+                    break
+                self.next_stream_seq = seq + 1
+                self.pending_count -= 1
+                pending = self.pending_count if self.pending_count > 0 else 0
+                delivery_seq = self.next_delivery_seq
+                self.next_delivery_seq = delivery_seq + 1
+                ts = msg.ts
+                ack_reply = f"{prefix}1.{seq}.{delivery_seq}.{ts}.{pending}"
+                waiting.pop()
+                if update_run is not None and (
+                        recording or (seq > ack_state.delivered_stream
+                                      and delivery_seq > ack_state.ack_floor_consumer)):
+                    # (a new pending entry each, as update_delivered would add)
+                    if not recording:
+                        run_first = delivery_seq
+                    recording.append(seq)
+                else:
+                    update_delivered(delivery_seq, seq, 1, now)
+                out = Msg(msg.subject, msg.msg, msg.hdr or None, ack_reply, reply)
+                if sink is not None:
+                    sink(out, (seq, delivery_seq, 1, ts, pending))
+                else:
+                    batch.append(out)
+                    if sent == FIRST_HANDOVER - 1:
+                        # the first few go at once, so the receiver starts on them while
+                        # the rest are read
+                        if recording:
+                            update_run(run_first, recording, now)
+                            recording = []
+                        bus.publish_batch(batch)
+                        batch = []
+                sent += 1
+        finally:
+            if recording:       # (what was taken is recorded, come what may)
+                update_run(run_first, recording, now)
         if batch:
             bus.publish_batch(batch)
         if not sent:

@@ -71,6 +71,10 @@ class Output:
         chunks at a time instead of one small write per packet it sent.  A client that
         waits for each answer never shows that and is answered at once; one that goes
         quiet for QUIET_GAP is again."""
+        if not self.out:
+            # nothing to hold (and asking FIONREAD now would take a client that is quick
+            # to send its next request for one that pipelines)
+            return False
         fd = self.fd
         if fd is None:
             sock = self.transport.get_extra_info("socket") if self.transport else None

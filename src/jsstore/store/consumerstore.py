@@ -207,6 +207,15 @@ class _ConsumerStoreBase:
             if self._acks.update_delivered(delivery_seq, stream_seq, deliveries, delivered_at):
                 self._changed_locked()
 
+    def update_delivered_run(self, first_delivery_seq: int, stream_seqs: list[int],
+                             delivered_at: int) -> None:
+        """update_delivered of first deliveries of stream_seqs[i] as delivery seq
+        first_delivery_seq + i, all at delivered_at, in C."""
+        with self._lock:
+            self._check_open_locked()
+            if self._acks.update_delivered_run(first_delivery_seq, stream_seqs, delivered_at):
+                self._changed_locked()
+
     def update_acks(self, delivery_seq: int, stream_seq: int) -> None:
         with self._lock:
             self._check_open_locked()
@@ -218,6 +227,18 @@ class _ConsumerStoreBase:
                 # An ack drops the redelivery count even when it is stale or not pending.
                 if applied or self._acks.num_redelivered != redelivered_before:
                     self._changed_locked()
+
+    def ack_explicit_run(self, stream_seqs: list[int], delivery_seqs: list[int],
+                         floor: tuple[int, int], next_seqs: tuple[int, int]) -> tuple[int, int]:
+        """update_acks for a run of explicit acks of delivered messages, in C
+        (AckState.ack_explicit_run); the consumer's own ack floor moved along, returned."""
+        with self._lock:
+            self._check_open_locked()
+            floor_d, floor_s, changed = self._acks.ack_explicit_run(
+                stream_seqs, delivery_seqs, floor[0], floor[1], next_seqs[0], next_seqs[1])
+            if changed:
+                self._changed_locked()
+        return floor_d, floor_s
 
     def remove_redelivered_below(self, stream_seq: int) -> None:
         with self._lock:
