@@ -34,6 +34,8 @@ SCRIPTS = {
     "server": ("server.py", []),
     "startup": ("startup.py", []),
     "pubceiling": ("pubceiling.py", []),
+    "consumeceiling": ("consumeceiling.py", []),
+    "fanout": ("fanout.py", []),
     "growth": ("growth.py", ["--plot", os.path.join(HERE, "growth.png")]),
 }
 
