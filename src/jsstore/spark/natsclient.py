@@ -36,6 +36,7 @@ CHUNK_BYTES = 4 << 20             # block records handed out at a time by fetch_
 STATUS_NO_MESSAGES = (b"404", b"408", b"409")
 INACTIVE_THRESHOLD_NS = 30_000_000_000
 PULLS_IN_FLIGHT = 2
+DIRECT_MAX_BYTES = 64 << 20       # a direct get batch's max_bytes (nats-server's default)
 
 
 class NatsError(RuntimeError):
@@ -335,7 +336,8 @@ def _direct_range(conn: Connection, stream: str, low: int, high: int, batch: int
         nonlocal next_start
         while len(starts) < PULLS_IN_FLIGHT and next_start <= high:
             size = min(batch, high - next_start + 1)
-            conn.publish(subject, b'{"seq":%d,"batch":%d}' % (next_start, size), inbox)
+            conn.publish(subject, b'{"seq":%d,"batch":%d,"max_bytes":%d}'
+                         % (next_start, size, DIRECT_MAX_BYTES), inbox)
             starts.append(next_start)
             next_start += size
 
@@ -371,7 +373,7 @@ def _direct_range(conn: Connection, stream: str, low: int, high: int, batch: int
                 dropping -= 1
             elif status == b"404" or _eob_pending(headers) == 0 or want > high:
                 break                  # nothing more in the stream or in the range
-            elif starts and starts[0] > want:
+            elif (starts[0] if starts else next_start) > want:
                 dropping, next_start = len(starts), want    # ended short: a gap
             else:
                 next_start = max(next_start, want)
