@@ -19,7 +19,8 @@ jsstore's FileStore (8 MiB blocks) and the same rows written as Parquet by Spark
                  every block pruned; subjects interleaved (message i on subject i % 1000)
                  and in runs (1,000 messages each)
   nats           the stream served by jsstore serve, then by nats-server: Spark over NATS
-                 vs one nats-py ordered consumer on the same server (target >= 5x)
+                 (batched direct gets, the stream with allow_direct; and the pull consumer,
+                 without) vs one nats-py ordered consumer on the same server (target >= 5x)
   write          N rows written into a stream vs Spark writing the same rows as Parquet
 Timing assertions live nowhere: this prints figures and ratios.
 """
@@ -53,8 +54,10 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 import jsstore  # noqa: E402
 from jsstore import StoreOptions, StreamConfig  # noqa: E402
+from jsstore.spark import natsclient  # noqa: E402
 from jsstore.spark.arrow import STREAM_COLUMNS  # noqa: E402
 from jsstore.spark.directory import partition_batches  # noqa: E402
+from jsstore.spark.options import SourceOptions  # noqa: E402
 from jsstore.spark.planning import plan  # noqa: E402
 from jsstore.spark.scan import ScanFilter  # noqa: E402
 from jsstoreserver import jsstore_server  # noqa: E402
@@ -252,6 +255,15 @@ def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -
                    read / full_bytes, "")
 
 
+def allow_direct(url: str, on: bool) -> None:
+    """Set the stream's allow_direct over NATS: the Spark reader uses batched direct gets
+    when it is set, a pull consumer when not."""
+    with natsclient.Connection(SourceOptions(url=url, stream=STREAM)) as conn:
+        config = conn.request(f"$JS.API.STREAM.INFO.{STREAM}", b"")["config"]
+        config["allow_direct"] = on
+        conn.request(f"$JS.API.STREAM.UPDATE.{STREAM}", config)
+
+
 def over_nats(spark, base: str, root: str, count: int, reps: int, report) -> None:
     print(f"over NATS, {count:,} messages", flush=True)
     for kind, start in (("jsstore serve", jsstore_server), ("nats-server", nats_server)):
@@ -261,17 +273,22 @@ def over_nats(spark, base: str, root: str, count: int, reps: int, report) -> Non
         served = os.path.join(root, "served-" + kind.split()[0])
         shutil.copytree(base, served)
         with start(served) as server:
-            def over(url=server.url):
+            def over(direct: bool, url=server.url):
                 # the default options: nats_partition_messages cuts 200,000 into 2 tasks,
                 # which beat 4 (the server takes a core of its own)
+                allow_direct(url, direct)
                 noop(spark.read.format("jsstore").option("url", url).option("stream", STREAM)
                      .load().filter(f"seq <= {count}"))
-            over()
-            t_nats, t_py = medians_in_turn(
-                over, lambda: asyncio.run(nats_py_ordered(server.url, count)), reps=reps)
-        report(f"spark over NATS ({kind})", t_nats)
+            over(False)
+            over(True)
+            t_direct, t_pull, t_py = medians_in_turn(
+                lambda: over(True), lambda: over(False),
+                lambda: asyncio.run(nats_py_ordered(server.url, count)), reps=reps)
+        report(f"spark over NATS, direct gets ({kind})", t_direct)
+        report(f"spark over NATS, pull consumer ({kind})", t_pull)
         report(f"nats-py ordered consumer ({kind})", t_py)
-        report(f"ratio over NATS / nats-py, {kind} (target >= 5)", t_py / t_nats, "x")
+        report(f"ratio over NATS / nats-py, {kind} (target >= 5)", t_py / t_direct, "x")
+        report(f"ratio pull consumer / nats-py, {kind}", t_py / t_pull, "x")
         shutil.rmtree(served, ignore_errors=True)
 
 

@@ -15,7 +15,9 @@ from nats.js.api import StorageType, StoreCompression, StreamConfig
 import jsstore
 from jsstore import StoreOptions
 from jsstore.spark import natsclient
+from jsstore.spark.natsread import NatsReader
 from jsstore.spark.options import SourceOptions
+from jsstore.spark.scan import ScanFilter
 from jsstore.spark.writer import publish_partition
 from jsstore_helpers import read_with_nats_py
 from jsstoreserver import jsstore_server
@@ -148,3 +150,59 @@ def test_write_over_nats_and_a_retried_task_does_not_duplicate(spark, tmp_path):
         assert (second.rows, second.duplicates) == (50, 50)
         state = natsclient.stream_info(options, "OUT")["state"]
         assert state["messages"] == 2050
+
+
+def _allow_direct(url: str) -> None:
+    with natsclient.Connection(SourceOptions(url=url, stream="EVENTS")) as conn:
+        config = conn.request("$JS.API.STREAM.INFO.EVENTS", b"")["config"]
+        config["allow_direct"] = True
+        assert conn.request("$JS.API.STREAM.UPDATE.EVENTS", config)["config"]["allow_direct"]
+
+
+@pytest.mark.parametrize("server_kind", ["jsstore", "nats-server"])
+def test_direct_gets_give_the_pull_consumers_records(jsstore_written, tmp_path, server_kind,
+                                                     monkeypatch):
+    """Batched direct gets (the stream allows them) and the pull consumer hand out the same
+    block records (subjects, sequences, timestamps, header blocks, payloads) for ranges
+    across deleted sequences, past the end and inside a gap, with batches that overlap
+    after deletes and batches cut short by max_bytes."""
+    copy = str(tmp_path / "store")
+    shutil.copytree(jsstore_written, copy)
+    start = jsstore_server if server_kind == "jsstore" else nats_server
+    with start(copy) as server:
+        _allow_direct(server.url)
+        options = SourceOptions(url=server.url, stream="EVENTS", nats_batch=97)
+        ranges = ((1, 5000), (9, 2503), (10, 11), (2500, 2500), (4990, 9000), (1, 1))
+        for max_bytes in (natsclient.DIRECT_MAX_BYTES, 3000):
+            monkeypatch.setattr(natsclient, "DIRECT_MAX_BYTES", max_bytes)
+            for low, high in ranges:
+                pulled = b"".join(natsclient.fetch_records(options, "EVENTS", low, high, []))
+                direct = b"".join(natsclient.fetch_records(options, "EVENTS", low, high, [],
+                                                           direct=True))
+                assert direct == pulled, (max_bytes, low, high)
+        assert not b"".join(natsclient.fetch_records(options, "EVENTS", 10, 11, [],
+                                                     direct=True))
+
+
+@pytest.mark.parametrize("server_kind", ["jsstore", "nats-server"])
+def test_over_nats_with_direct_gets_gives_the_directory_rows(spark, jsstore_written, tmp_path,
+                                                             server_kind):
+    copy = str(tmp_path / "store")
+    shutil.copytree(jsstore_written, copy)
+    directory_rows = rows(spark.read.format("jsstore").option("path", copy)
+                          .option("stream", "EVENTS").load())
+    start = jsstore_server if server_kind == "jsstore" else nats_server
+    with start(copy) as server:
+        options = SourceOptions(url=server.url, stream="EVENTS")
+        assert not any(p.direct for p in NatsReader(options, [], ScanFilter()).partitions())
+        _allow_direct(server.url)
+        assert all(p.direct for p in NatsReader(options, [], ScanFilter()).partitions())
+        df = read_over_nats(spark, server.url, nats_batch="700")
+        assert df.rdd.getNumPartitions() == 4
+        assert rows(df) == directory_rows
+        bounded = rows(read_over_nats(spark, server.url).filter("seq BETWEEN 9 AND 2503"))
+        assert bounded == [r for r in directory_rows if 9 <= r[0] <= 2503]
+        narrowed = rows(read_over_nats(spark, server.url).filter(
+            "startswith(subject, 'ev.3.') AND seq BETWEEN 100 AND 4000"))
+        assert narrowed == [r for r in directory_rows
+                            if r[1].startswith("ev.3.") and 100 <= r[0] <= 4000]

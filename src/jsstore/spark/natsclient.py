@@ -2,9 +2,12 @@
 with no Python object per message read.
 
 Spark runs many short tasks in worker processes; each opens one connection, does one
-job (read a sequence range, publish a partition) and closes it.  Reading uses a pull
-consumer with no acks, bounded to the task's range: both jsstore serve and nats-server
-speak it, with or without `allow_direct` on the stream.  Each delivered message carries its
+job (read a sequence range, publish a partition) and closes it.  A range with no subject
+filter on a stream with `allow_direct` is read with batched direct gets
+(`$JS.API.DIRECT.GET.<stream>` with `{"seq": N, "batch": B}`, nats-server 2.11+ and jsstore
+serve): no consumer to create, and the server answers a batch without routing each message
+through a consumer.  Otherwise reading uses a pull consumer with no acks, bounded to the
+task's range: both servers speak it, with or without `allow_direct`.  Each delivered message carries its
 stream sequence and timestamp in its ack subject; the core (jsstore._core.deliveries) turns
 the delivery frames of the bytes read straight into block records, so the Cython core that
 reads block files (filters and Arrow columns) reads them too.
@@ -19,9 +22,10 @@ import datetime
 import json
 import socket
 import uuid
+from collections import deque
 from urllib.parse import urlparse
 
-from jsstore._core.deliveries import next_records
+from jsstore._core.deliveries import next_direct_records, next_records
 from jsstore.spark.options import SourceOptions
 
 CRLF = b"\r\n"
@@ -32,6 +36,7 @@ CHUNK_BYTES = 4 << 20             # block records handed out at a time by fetch_
 STATUS_NO_MESSAGES = (b"404", b"408", b"409")
 INACTIVE_THRESHOLD_NS = 30_000_000_000
 PULLS_IN_FLIGHT = 2
+DIRECT_MAX_BYTES = 64 << 20       # a direct get batch's max_bytes (nats-server's default)
 
 
 class NatsError(RuntimeError):
@@ -217,11 +222,16 @@ def server_filters(scan) -> list[str]:
 
 
 def fetch_records(options: SourceOptions, stream: str, low: int, high: int, filters,
-                  chunk_bytes: int = CHUNK_BYTES):
+                  chunk_bytes: int = CHUNK_BYTES, direct: bool = False):
     """The messages of `stream` with sequences in [low, high] matching `filters`, as block
     records (no hash): buffers of about `chunk_bytes` each, in sequence order, handed out
-    while the rest is still being fetched."""
+    while the rest is still being fetched.  `direct`: the stream allows direct gets, which
+    read the range when there is no filter."""
     if low > high:
+        return
+    if direct and not filters:
+        with Connection(options) as conn:
+            yield from _direct_range(conn, stream, low, high, options.nats_batch, chunk_bytes)
         return
     config = {"deliver_policy": "by_start_sequence", "opt_start_seq": low, "ack_policy": "none",
               "replay_policy": "instant", "inactive_threshold": INACTIVE_THRESHOLD_NS,
@@ -294,6 +304,80 @@ def _pull_range(conn: Connection, next_subject: str, low: int, high: int, batch:
             in_flight, received = in_flight - 1, 0
             if status in STATUS_NO_MESSAGES:
                 exhausted = True
+    if out:
+        yield out
+
+
+def _eob_pending(headers: bytes) -> int:
+    """Nats-Num-Pending of a direct get batch's end (204 EOB): what is left after it."""
+    for line in headers.split(CRLF):
+        if line.startswith(b"Nats-Num-Pending:"):
+            return int(line.split(b":", 1)[1])
+    return 0
+
+
+def _direct_range(conn: Connection, stream: str, low: int, high: int, batch: int,
+                  chunk_bytes: int):
+    """Read [low, high] with batched direct gets, as buffers of block records.
+
+    Request i asks for `batch` messages from low + i * batch, PULLS_IN_FLIGHT at a time;
+    a batch that steps over deleted sequences overlaps the next one, whose repeats the core
+    skips (it appends only sequences above the last appended).  A batch that ends short
+    (max_bytes reached) while messages remain leaves a gap before the next request: the
+    requests in flight are then read and dropped, and asking resumes after the last
+    message received.  A batch answered 404 (nothing at or after its start) or with
+    nothing pending ends the range."""
+    subject = f"$JS.API.DIRECT.GET.{stream}"
+    inbox = f"{conn.inbox}.g"
+    starts: deque[int] = deque()          # the first sequence of each request in flight
+    next_start, want, dropping = low, low, 0
+
+    def ask() -> None:
+        nonlocal next_start
+        while len(starts) < PULLS_IN_FLIGHT and next_start <= high:
+            size = min(batch, high - next_start + 1)
+            conn.publish(subject, b'{"seq":%d,"batch":%d,"max_bytes":%d}'
+                         % (next_start, size, DIRECT_MAX_BYTES), inbox)
+            starts.append(next_start)
+            next_start += size
+
+    ask()
+    out = bytearray()
+    while starts:
+        consumed, appended, last, event = next_direct_records(
+            conn.buffer, 0, out, (1 << 64) - 1 if dropping else want, high)
+        del conn.buffer[:consumed]
+        if appended:
+            want = last + 1
+        if len(out) >= chunk_bytes:
+            yield out
+            out = bytearray()
+        if event is None:
+            conn._fill()
+        elif isinstance(event, int):
+            break                      # past the range
+        elif isinstance(event, bytes):
+            if event.startswith(b"PING"):
+                conn.sock.sendall(b"PONG" + CRLF)
+            elif event.startswith(b"-ERR"):
+                raise NatsError(event.decode(errors="replace"))
+        else:
+            headers = event[2] or b""
+            status = headers[9:12]
+            if status not in (b"204", b"404"):
+                if status == b"503":
+                    raise NatsError(f"no responders for {subject} (is allow_direct set?)")
+                raise NatsError(f"{subject}: {headers.decode(errors='replace').strip()}")
+            starts.popleft()
+            if dropping:
+                dropping -= 1
+            elif status == b"404" or _eob_pending(headers) == 0 or want > high:
+                break                  # nothing more in the stream or in the range
+            elif (starts[0] if starts else next_start) > want:
+                dropping, next_start = len(starts), want    # ended short: a gap
+            else:
+                next_start = max(next_start, want)
+            ask()
     if out:
         yield out
 

@@ -3,8 +3,9 @@ not share a disk with the server.
 
 The driver asks the server for the stream's state and cuts [first_seq, last_seq] (the
 snapshot) into ranges of `nats_partition_messages` sequences, narrowed by pushed-down
-sequence filters; each task fetches its range through a pull consumer bounded to it
-(jsstore.spark.natsclient), and the core builds the Arrow columns and applies the filters
+sequence filters; each task fetches its range with batched direct gets when the stream
+allows them and no subject filter narrows the read, else through a pull consumer bounded
+to it (jsstore.spark.natsclient), and the core builds the Arrow columns and applies the filters
 to each chunk of records as it arrives, while the rest is still being fetched.
 """
 
@@ -20,27 +21,30 @@ from jsstore.spark.scan import ScanFilter
 
 
 class SequenceRange(InputPartition):
-    def __init__(self, low: int, high: int):
+    def __init__(self, low: int, high: int, direct: bool = False):
         super().__init__(None)
         self.low = low
         self.high = high
+        self.direct = direct          # the stream allows direct gets
 
 
-def plan_ranges(first: int, last: int, scan: ScanFilter, size: int) -> list[SequenceRange]:
+def plan_ranges(first: int, last: int, scan: ScanFilter, size: int,
+                direct: bool = False) -> list[SequenceRange]:
     low = max(first, scan.seq_low, 1)
     high = min(last, scan.seq_high)
     if scan.empty or low > high:
         return []
-    return [SequenceRange(start, min(start + size - 1, high)) for start in range(low, high + 1, size)]
+    return [SequenceRange(start, min(start + size - 1, high), direct)
+            for start in range(low, high + 1, size)]
 
 
 def range_batches(options: SourceOptions, stream: str, low: int, high: int, scan: ScanFilter,
-                  columns):
+                  columns, direct: bool = False):
     schema = arrow_schema(columns)
     bits = column_bits(columns)
     predicate = scan.predicate()
     for records in natsclient.fetch_records(options, stream, low, high,
-                                            natsclient.server_filters(scan)):
+                                            natsclient.server_filters(scan), direct=direct):
         walker = BlockColumns(records, bits, low, high, scan.time_low, scan.time_high, None,
                               predicate)
         while True:
@@ -59,12 +63,15 @@ class NatsReader(DataSourceReader):
         self.scan = scan
 
     def partitions(self):
-        state = natsclient.stream_info(self.options, self.options.stream_name)["state"]
+        info = natsclient.stream_info(self.options, self.options.stream_name)
+        state = info["state"]
         return plan_ranges(state.get("first_seq", 0), state.get("last_seq", 0), self.scan,
-                           self.options.nats_partition_messages)
+                           self.options.nats_partition_messages,
+                           bool(info.get("config", {}).get("allow_direct")))
 
     def read(self, partition):
         if not isinstance(partition, SequenceRange):
             return iter(())
         return range_batches(self.options, self.options.stream_name, partition.low,
-                             partition.high, self.scan, self.columns)
+                             partition.high, self.scan, self.columns,
+                             partition.direct)
