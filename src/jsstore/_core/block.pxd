@@ -63,7 +63,8 @@ cdef class MsgBlock:
     cdef size_t n_marks
     cdef uint64_t marks_first
     cdef public bytes peek                # the last record read by a point read (hash and
-    cdef public uint64_t peek_seq         # subject checked), and its sequence; None / 0
+    cdef public uint64_t peek_seq         # subject checked), its sequence and subject id
+    cdef int64_t peek_sid                 # (while the message lives its id stays); None / 0
     cdef bint mem_sized                   # memory store accounting (len(subj+hdr+msg)+16)
 
     cdef bint loaded(self) noexcept

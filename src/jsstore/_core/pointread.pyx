@@ -27,8 +27,8 @@ cdef object read_record(MsgBlock mb, uint64_t seq, SubjectIndex psim, RecordView
     if mb.peek is not None and mb.peek_seq == seq:
         p = <const uint8_t*>PyBytes_AS_STRING(mb.peek)
         record_parse(p, len(mb.peek), view)
-        sid[0] = psim.c_find(<const char*>p + view.subj_off, view.subj_len)
-        return mb.peek if sid[0] >= 0 else None
+        sid[0] = mb.peek_sid
+        return mb.peek
     j = (seq - mb.marks_first) // MARK_EVERY
     if j >= mb.n_marks:
         j = mb.n_marks - 1
@@ -76,6 +76,7 @@ cdef object read_record(MsgBlock mb, uint64_t seq, SubjectIndex psim, RecordView
                     rec = PyBytes_FromStringAndSize(<const char*>p, length)
                     mb.peek = rec
                     mb.peek_seq = seq
+                    mb.peek_sid = sid[0]
                     return rec
             pos += length
             scanned += length
