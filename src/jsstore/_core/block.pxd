@@ -12,6 +12,7 @@ cdef enum:
     IDX_OFF_MASK = 0x3FFFFFFF     # idx entry: byte offset of the record in buf
     MAX_INDEX_GAP = 1 << 24       # a sequence gap this large inside one block is corruption
     SID_NONE = 0xFFFFFFFF         # sids entry of a hole
+    MARK_EVERY = 32               # one mark per this many sequences (MsgBlock.marks)
 
 cdef class MsgBlock:
     # identity
@@ -54,6 +55,16 @@ cdef class MsgBlock:
     cdef size_t idx_len, idx_cap          # entries used / allocated (idx and sids alike)
     cdef public BlockSubjects subjects    # per-subject state of live messages; None when not loaded
     cdef public uint64_t last_used        # access tick for cache eviction
+    # what a point read of an unloaded block needs (jsstore._core.pointread), kept when the
+    # cache is dropped and freed when it is loaded again
+    cdef uint32_t* marks                  # marks[j]: file offset of a record with sequence
+                                          # <= marks_first + j * MARK_EVERY (or 0): a scan for
+                                          # a sequence starts there; NULL when not known
+    cdef size_t n_marks
+    cdef uint64_t marks_first
+    cdef public bytes peek                # the last record read by a point read (hash and
+    cdef public uint64_t peek_seq         # subject checked), its sequence and subject id
+    cdef int64_t peek_sid                 # (while the message lives its id stays); None / 0
     cdef bint mem_sized                   # memory store accounting (len(subj+hdr+msg)+16)
 
     cdef bint loaded(self) noexcept
@@ -73,7 +84,9 @@ cdef class MsgBlock:
         # 0 found (hash verified), -1 absent; raises BadMsg on a checksum failure
     cdef int c_build_cache(self, SubjectIndex psim, bint intern, list tombstones) except -1
         # index buf: idx, per-subject state; collect (seq, ts) of tombstones when a list is given
-    cdef void c_drop_cache(self) noexcept
+    cdef void c_drop_cache(self) noexcept                    # keeps marks (from idx) for point reads
+    cdef void c_keep_marks(self) noexcept                    # sample idx into marks
+    cdef void c_forget_marks(self) noexcept                  # free marks, clear peek
     cdef uint64_t c_next_live(self, uint64_t seq) noexcept   # first live seq >= seq in the block, 0 if none
     cdef uint64_t c_prev_live(self, uint64_t seq) noexcept   # last live seq <= seq in the block, 0 if none
     cdef int c_select_first(self) except -1                  # move first_seq to the first live message

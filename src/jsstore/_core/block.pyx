@@ -40,6 +40,7 @@ cdef class MsgBlock:
         self.buf = NULL
         self.idx = NULL
         self.sids = NULL
+        self.marks = NULL
         self.subjects = None
 
     def __init__(self, uint32_t index, bytes hash_key, path=None, bint mem_sized=False):
@@ -61,6 +62,7 @@ cdef class MsgBlock:
             PyMem_Free(self.buf)
         PyMem_Free(self.idx)
         PyMem_Free(self.sids)
+        PyMem_Free(self.marks)
         if self.fd >= 0:
             os.close(self.fd)
 
@@ -218,6 +220,7 @@ cdef class MsgBlock:
         """Take the uncompressed record bytes of this block as its cache (does not index them)."""
         cdef const uint8_t[::1] view = data
         self.c_drop_cache()
+        self.c_forget_marks()
         self.c_reserve(max(<size_t>view.shape[0], 64))
         if view.shape[0]:
             memcpy(self.buf, &view[0], view.shape[0])
@@ -265,7 +268,35 @@ cdef class MsgBlock:
             return None
         return PyBytes_FromStringAndSize(<const char*>self.buf, self.buf_len)
 
+    cdef void c_forget_marks(self) noexcept:
+        PyMem_Free(self.marks)
+        self.marks = NULL
+        self.n_marks = 0
+        self.peek = None
+        self.peek_seq = 0
+
+    cdef void c_keep_marks(self) noexcept:
+        """Sample idx into marks before it is freed (a block file whose offsets are buf's)."""
+        cdef size_t i, n
+        cdef uint32_t cur = 0
+        self.c_forget_marks()
+        if self.path is None or self.compression != 0 or self.idx_len == 0 or self.damaged:
+            return
+        n = (self.idx_len + MARK_EVERY - 1) // MARK_EVERY
+        self.marks = <uint32_t*>PyMem_Malloc(n * sizeof(uint32_t))
+        if self.marks == NULL:
+            return
+        for i in range(self.idx_len):
+            if not (self.idx[i] & IDX_HOLE):
+                cur = self.idx[i] & IDX_OFF_MASK
+            if i % MARK_EVERY == 0:
+                self.marks[i // MARK_EVERY] = cur
+        self.n_marks = n
+        self.marks_first = self.idx_first
+
     cdef void c_drop_cache(self) noexcept:
+        if self.idx != NULL and self.buf != NULL and self.flushed == self.buf_len:
+            self.c_keep_marks()
         if self.mapped:
             munmap(self.buf, self.map_len)
             self.mapped = False

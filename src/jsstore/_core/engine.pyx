@@ -9,6 +9,7 @@ from libc.string cimport memcmp
 
 from jsstore._core.block cimport MsgBlock, IDX_HOLE, SID_NONE
 from jsstore._core.subjects cimport SubjectIndex, BlockSubjects, BlockSubj
+from jsstore._core.pointread cimport read_record
 from jsstore._core.record cimport (RecordView, StoreMsg, make_store_msg, rec_size,
                                    SEQ_ERASE_BIT, SEQ_TOMB_BIT, RECORD_HDR_SIZE, RECORD_HASH_SIZE)
 from jsstore.errors import (StoreClosed, MsgNotFound, StoreEOF, MaxMsgsExceeded, MaxBytesExceeded,
@@ -501,6 +502,9 @@ cdef class BlockStore:
                 if psim.last_seq(<uint32_t>sid) == seq:
                     psim.set_last(<uint32_t>sid, seq - 1)
         if seq == mb.first_seq:
+            if mb.msgs and not mb.loaded():
+                # a tombstone's new block may have evicted it: the new first's ts is in it
+                self.c_ensure_loaded(mb)
             mb.c_select_first()
         # stream state
         self.msgs -= 1
@@ -639,6 +643,8 @@ cdef class BlockStore:
         cdef MsgBlock mb
         cdef BlockSubj* bsub
         cdef bint exact_hint
+        cdef RecordView view
+        cdef int64_t found
         if not psim.in_use(sid) or psim.total(sid) == 0:
             return 0
         hint = psim.last_seq(sid)
@@ -653,6 +659,10 @@ cdef class BlockStore:
             pos -= 1
             if mb.msgs == 0 or mb.first_seq > max_seq:
                 continue
+            if not mb.loaded() and max_seq <= mb.last_seq:
+                # max_seq itself may be the answer: one record read, no block load
+                if read_record(mb, max_seq, psim, &view, &found) is not None and found == sid:
+                    return max_seq
             self.c_ensure_loaded(mb)
             bsub = mb.subjects.c_get(sid)
             if bsub == NULL or bsub.count == 0 or bsub.first_seq > max_seq:
@@ -672,8 +682,16 @@ cdef class BlockStore:
         cdef MsgBlock mb = self.c_select_block(seq)
         cdef RecordView view
         cdef const uint8_t* rec
+        cdef object data
+        cdef int64_t sid
         if mb is None or mb.deleted.c_exists(seq):
             return None
+        if not mb.loaded():
+            data = read_record(mb, seq, self.psim, &view, &sid)
+            if data is not None:
+                self.tick += 1
+                mb.last_used = self.tick
+                return make_store_msg(<const uint8_t*><const char*>data, &view, self.mem_sized)
         self.c_ensure_loaded(mb)
         if mb.c_record(seq, &view, &rec) != 0:
             return None
