@@ -2,7 +2,9 @@
 """The NATS client protocol: the parser of what clients send and the frames the server
 sends back (see protocol.pxd for the operations and the error model)."""
 
-from libc.string cimport memchr
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.string cimport memchr, memcpy
 
 PING_FRAME = b"PING\r\n"
 PONG_FRAME = b"PONG\r\n"
@@ -351,3 +353,106 @@ def msg_frames(list deliveries):
     for subject, sid, reply, hdr, payload in deliveries:
         parts.append(msg_frame(subject, sid, reply, hdr, payload))
     return b"".join(parts)
+
+
+cdef inline char* _put(char* p, const char* s, Py_ssize_t n) noexcept:
+    memcpy(p, s, n)
+    return p + n
+
+
+cdef inline Py_ssize_t _digits(Py_ssize_t n) noexcept:
+    cdef Py_ssize_t d = 1
+    while n >= 10:
+        n //= 10
+        d += 1
+    return d
+
+
+cdef inline char* _put_size(char* p, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t d = _digits(n), i
+    for i in range(d - 1, -1, -1):
+        p[i] = <char>(48 + n % 10)
+        n //= 10
+    return p + d
+
+
+def burst_frames(list msgs, str sid, bint headers):
+    """A burst of bus messages (Msg: subject, data, hdr, reply) to one subscription `sid`
+    as one buffer of the frames msg_frame renders one by one (header blocks dropped when
+    the client does not take headers).  Returns (frames, payload and header bytes)."""
+    cdef Py_ssize_t count = len(msgs), i, total = 0, size = 0
+    cdef Py_ssize_t sid_len, subj_len, reply_len, hdr_len, data_len
+    cdef const char* sid_s = PyUnicode_AsUTF8AndSize(sid, &sid_len)
+    cdef const char* subj_s
+    cdef const char* reply_s
+    cdef list parts = [None] * (4 * count)      # subject, reply, hdr, data of each
+    cdef object msg, subject, reply, hdr, data
+    cdef bytes out
+    cdef char* p
+    for i in range(count):
+        msg = msgs[i]
+        subject = msg.subject
+        reply = msg.reply
+        hdr = msg.hdr if headers else None
+        data = msg.data
+        if type(data) is not bytes:
+            data = bytes(data)
+        if not hdr:
+            hdr = None
+        elif type(hdr) is not bytes:
+            hdr = bytes(hdr)
+        if not reply:
+            reply = None
+        parts[4 * i] = subject
+        parts[4 * i + 1] = reply
+        parts[4 * i + 2] = hdr
+        parts[4 * i + 3] = data
+        PyUnicode_AsUTF8AndSize(subject, &subj_len)
+        data_len = PyBytes_GET_SIZE(data)
+        hdr_len = PyBytes_GET_SIZE(hdr) if hdr is not None else 0
+        # "HMSG " or "MSG ", subject, " ", sid, [" ", reply], [" ", hdr size], " ", total,
+        # CRLF, body, CRLF
+        total += (5 if hdr is not None else 4) + subj_len + 1 + sid_len + 1 + 4
+        if reply is not None:
+            PyUnicode_AsUTF8AndSize(reply, &reply_len)
+            total += reply_len + 1
+        if hdr is not None:
+            total += _digits(hdr_len) + 1
+        total += _digits(hdr_len + data_len) + hdr_len + data_len
+        size += hdr_len + data_len
+    out = PyBytes_FromStringAndSize(NULL, total)
+    p = PyBytes_AS_STRING(out)
+    for i in range(count):
+        subject = parts[4 * i]
+        reply = parts[4 * i + 1]
+        hdr = parts[4 * i + 2]
+        data = parts[4 * i + 3]
+        subj_s = PyUnicode_AsUTF8AndSize(subject, &subj_len)
+        data_len = PyBytes_GET_SIZE(data)
+        if hdr is not None:
+            hdr_len = PyBytes_GET_SIZE(hdr)
+            p = _put(p, b"HMSG ", 5)
+        else:
+            hdr_len = 0
+            p = _put(p, b"MSG ", 4)
+        p = _put(p, subj_s, subj_len)
+        p[0] = 32
+        p = _put(p + 1, sid_s, sid_len)
+        p[0] = 32
+        p += 1
+        if reply is not None:
+            reply_s = PyUnicode_AsUTF8AndSize(reply, &reply_len)
+            p = _put(p, reply_s, reply_len)
+            p[0] = 32
+            p += 1
+        if hdr is not None:
+            p = _put_size(p, hdr_len)
+            p[0] = 32
+            p += 1
+        p = _put_size(p, hdr_len + data_len)
+        p = _put(p, b"\r\n", 2)
+        if hdr is not None:
+            p = _put(p, PyBytes_AS_STRING(hdr), hdr_len)
+        p = _put(p, PyBytes_AS_STRING(data), data_len)
+        p = _put(p, b"\r\n", 2)
+    return out, size
