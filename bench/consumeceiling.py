@@ -89,7 +89,14 @@ def settled(info: dict, n: int) -> bool:
             and info["num_pending"] == 0)
 
 
-def measure(port: int, n: int, batch: int) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(port: int, n: int, batch: int, pid: int = 0) -> dict:
     api = connect(port)
     rawframes.subscribe_replies(api)
     answer = request(api, "$JS.API.STREAM.CREATE.C", json.dumps(
@@ -107,11 +114,13 @@ def measure(port: int, n: int, batch: int) -> dict:
     buf = b""
     while b"PONG" not in buf:
         buf += sock.recv(65536)
+    cpu_before = cpu_seconds(pid) if pid else 0.0
     start = time.perf_counter()
     sent = consume_loop(sock, n, batch)
     info = rawframes.wait_for(lambda: settled(i := consumer_info(api), n) and i, timeout=30,
                               every=0.001)
     done = time.perf_counter()
+    cpu = cpu_seconds(pid) - cpu_before if pid else 0.0
     if not info:
         raise RuntimeError(f"not every message acked: {consumer_info(api)}")
     sock.close()
@@ -119,7 +128,8 @@ def measure(port: int, n: int, batch: int) -> dict:
     return {"consume msgs/s": n / (done - start), "loop msgs/s": n / (sent - start),
             "ack_floor": info["ack_floor"]["stream_seq"],
             "num_ack_pending": info["num_ack_pending"],
-            "delivered": info["delivered"]["stream_seq"]}
+            "delivered": info["delivered"]["stream_seq"],
+            "server cpu us/msg": cpu * 1e6 / n}
 
 
 # -- the client's own ceiling ----------------------------------------------------------------
@@ -171,7 +181,7 @@ def run_one(kind: str, n: int, batch: int, before: str | None = None) -> dict:
         server = jsstoreserver.start_jsstore_server(directory)
     try:
         time.sleep(0.2)
-        return measure(server.port, n, batch)
+        return measure(server.port, n, batch, server.pid)
     finally:
         server.stop()
 
@@ -212,7 +222,13 @@ def main(argv=None) -> int:
           f"{theirs['consume msgs/s']:,.0f} | "
           f"{ours['consume msgs/s'] / theirs['consume msgs/s']:.2f} | >= 1.5 | "
           f"{median['client']['consume msgs/s']:,.0f} |")
+    cpu = {kind: median[kind]["server cpu us/msg"] for kind in kinds}
+    print(f"| server CPU us per msg (lower is better) | {cpu['jsstore']:.2f} | "
+          f"{cpu['nats-server']:.2f} | {cpu['nats-server'] / cpu['jsstore']:.2f} | | |")
     if args.before:
+        print(f"| server CPU us per msg, jsstore before | {cpu['jsstore before']:.2f} | "
+              f"{cpu['nats-server']:.2f} | {cpu['nats-server'] / cpu['jsstore before']:.2f}"
+              " | | |")
         earlier = median["jsstore before"]["consume msgs/s"]
         print(f"| consume msgs/s (acked), jsstore before | {earlier:,.0f} | "
               f"{theirs['consume msgs/s']:,.0f} | {earlier / theirs['consume msgs/s']:.2f} | "
