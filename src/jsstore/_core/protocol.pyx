@@ -4,7 +4,7 @@ sends back (see protocol.pxd for the operations and the error model)."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.string cimport memchr, memcpy
+from libc.string cimport memchr, memcmp, memcpy
 
 PING_FRAME = b"PING\r\n"
 PONG_FRAME = b"PONG\r\n"
@@ -170,6 +170,48 @@ cdef class Parser:
         if pos < n:
             self.pending += buf[pos:]
         return ops
+
+    def leading_acks(self, data, list acks):
+        """Take the plain acks `data` starts with: ``PUB $JS.ACK.<...> 0`` with an empty or
+        ``+ACK`` payload, no reply, written the one plain way (``PUB``, single spaces,
+        CRLF), each subject appended to `acks` as feed() would give it.  Stops at the
+        first frame that is anything else or incomplete (and takes nothing while the
+        parser holds part of a frame or has failed).  Returns (bytes consumed, acks
+        taken, payload bytes)."""
+        if self.error is not None or self.pending or type(data) is not bytes:
+            return 0, 0, 0
+        cdef const unsigned char* s = data
+        cdef Py_ssize_t n = len(<bytes>data), pos = 0, i, subject_end, size, body
+        cdef Py_ssize_t line_limit = self.max_control_line // 2
+        cdef Py_ssize_t count = 0, total = 0
+        while n - pos >= 4 + 8 + 2 + 2 + 2:
+            if memcmp(s + pos, b"PUB $JS.ACK.", 12) != 0:
+                break
+            i = pos + 12
+            while i < n and s[i] != 32 and s[i] != 9 and s[i] != 13 and s[i] != 10:
+                i += 1
+            subject_end = i
+            if i >= n or s[i] != 32:
+                break
+            i += 1
+            size = 0
+            while i < n and 48 <= s[i] <= 57 and i - subject_end < 4:
+                size = size * 10 + (s[i] - 48)
+                i += 1
+            if i + 1 >= n or s[i] != 13 or s[i + 1] != 10 or s[i - 1] == 32:
+                break
+            if (size != 0 and size != 4) or i + 2 - pos > line_limit or size > self.max_payload:
+                break
+            body = i + 2
+            if body + size + 2 > n or s[body + size] != 13 or s[body + size + 1] != 10:
+                break
+            if size == 4 and memcmp(s + body, b"+ACK", 4) != 0:
+                break
+            acks.append(self._text(s, pos + 4, subject_end))
+            count += 1
+            total += size
+            pos = body + size + 2
+        return pos, count, total
 
     cdef Py_ssize_t _arg_end(self, const unsigned char* s, Py_ssize_t arg, Py_ssize_t eol):
         """Where an argument ends: before the LF, one byte earlier when a CR came in it
