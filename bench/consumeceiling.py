@@ -1,6 +1,7 @@
 """The consume ceiling: `jsstore serve` against nats-server, a raw-socket pull consumer.
 
     python bench/consumeceiling.py [--n N] [--reps R] [--batch B] [--quick] [--json FILE]
+                                   [--before SRC]
 
 Each repetition starts both servers fresh (the order alternating), fills a file-storage
 stream with N messages of 128 B, adds a durable pull consumer with explicit acks and then
@@ -13,6 +14,10 @@ nothing pending or waiting for an ack.
 The client (bench/rawframes.py) does no Python work per message.  Its own ceiling is
 measured against a stand-in server that answers every pull request at once with a
 prebuilt batch (`--client-ceiling`, also in every run's table).
+
+``--before SRC`` adds `jsstore serve` run from another (built) source tree's src directory
+as "jsstore before", in the same rotation, so a change is measured against what it
+replaces in the same run.
 
 Target (issue 20): jsstore >= 1.5x nats-server.
 """
@@ -31,12 +36,13 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+SRC = os.path.join(ROOT, "src")
 for path in (HERE, os.path.join(ROOT, "src"), os.path.join(ROOT, "tests")):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import jsstoreserver  # noqa: E402
 import rawframes  # noqa: E402
-from jsstoreserver import start_jsstore_server  # noqa: E402
 from natsserver import start_nats_server  # noqa: E402
 from rawframes import ACK_REPLY, acks, complete, connect, pub, request  # noqa: E402
 
@@ -87,7 +93,14 @@ def settled(info: dict, n: int) -> bool:
             and info["num_pending"] == 0)
 
 
-def measure(port: int, n: int, batch: int) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(port: int, n: int, batch: int, pid: int = 0) -> dict:
     api = connect(port)
     rawframes.subscribe_replies(api)
     answer = request(api, "$JS.API.STREAM.CREATE.C", json.dumps(
@@ -105,11 +118,13 @@ def measure(port: int, n: int, batch: int) -> dict:
     buf = b""
     while b"PONG" not in buf:
         buf += sock.recv(65536)
+    cpu_before = cpu_seconds(pid) if pid else 0.0
     start = time.perf_counter()
     sent = consume_loop(sock, n, batch)
     info = rawframes.wait_for(lambda: settled(i := consumer_info(api), n) and i, timeout=30,
                               every=0.001)
     done = time.perf_counter()
+    cpu = cpu_seconds(pid) - cpu_before if pid else 0.0
     if not info:
         raise RuntimeError(f"not every message acked: {consumer_info(api)}")
     sock.close()
@@ -117,7 +132,8 @@ def measure(port: int, n: int, batch: int) -> dict:
     return {"consume msgs/s": n / (done - start), "loop msgs/s": n / (sent - start),
             "ack_floor": info["ack_floor"]["stream_seq"],
             "num_ack_pending": info["num_ack_pending"],
-            "delivered": info["delivered"]["stream_seq"]}
+            "delivered": info["delivered"]["stream_seq"],
+            "server cpu us/msg": cpu * 1e6 / n}
 
 
 # -- the client's own ceiling ----------------------------------------------------------------
@@ -159,13 +175,17 @@ def client_ceiling(n: int, batch: int) -> float:
         listener.close()
 
 
-def run_one(kind: str, n: int, batch: int) -> dict:
-    directory = tempfile.mkdtemp(prefix=f"bench-consume-{kind}-")
-    server = (start_jsstore_server(directory) if kind == "jsstore"
-              else start_nats_server(directory))
+def run_one(kind: str, n: int, batch: int, before: str | None = None) -> dict:
+    directory = tempfile.mkdtemp(prefix=f"bench-consume-{kind.replace(' ', '-')}-")
+    if kind == "nats-server":
+        server = start_nats_server(directory)
+    else:
+        # "jsstore before": the same command from another source tree (its src directory)
+        jsstoreserver.SRC = before if kind == "jsstore before" else SRC
+        server = jsstoreserver.start_jsstore_server(directory)
     try:
         time.sleep(0.2)
-        return measure(server.port, n, batch)
+        return measure(server.port, n, batch, server.pid)
     finally:
         server.stop()
 
@@ -177,14 +197,20 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--quick", action="store_true", help="N = 20,000, 1 rep")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--before", default=None, metavar="SRC",
+                        help="also run `jsstore serve` from this source tree's src directory, "
+                             "as 'jsstore before'")
     args = parser.parse_args(argv)
     n, reps = (20_000, 1) if args.quick else (args.n, args.reps)
-    runs: dict[str, list[dict]] = {"jsstore": [], "nats-server": [], "client": []}
+    kinds = ["jsstore", "nats-server"]
+    if args.before:
+        kinds.insert(1, "jsstore before")
+    runs: dict[str, list[dict]] = {kind: [] for kind in kinds + ["client"]}
     for rep in range(reps):
-        order = ["jsstore", "nats-server"] if rep % 2 == 0 else ["nats-server", "jsstore"]
+        order = kinds[rep % len(kinds):] + kinds[:rep % len(kinds)]
         for kind in order:
-            runs[kind].append(run_one(kind, n, args.batch))
-            print(f"  {kind:<12} rep {rep + 1}: " + ", ".join(
+            runs[kind].append(run_one(kind, n, args.batch, args.before))
+            print(f"  {kind:<14} rep {rep + 1}: " + ", ".join(
                 f"{k} {v:,.0f}" for k, v in runs[kind][-1].items()), file=sys.stderr)
         runs["client"].append({"consume msgs/s": client_ceiling(n, args.batch)})
         print(f"  client       rep {rep + 1}: {runs['client'][-1]['consume msgs/s']:,.0f}",
@@ -200,10 +226,21 @@ def main(argv=None) -> int:
           f"{theirs['consume msgs/s']:,.0f} | "
           f"{ours['consume msgs/s'] / theirs['consume msgs/s']:.2f} | >= 1.5 | "
           f"{median['client']['consume msgs/s']:,.0f} |")
+    cpu = {kind: median[kind]["server cpu us/msg"] for kind in kinds}
+    print(f"| server CPU us per msg (lower is better) | {cpu['jsstore']:.2f} | "
+          f"{cpu['nats-server']:.2f} | {cpu['nats-server'] / cpu['jsstore']:.2f} | | |")
+    if args.before:
+        print(f"| server CPU us per msg, jsstore before | {cpu['jsstore before']:.2f} | "
+              f"{cpu['nats-server']:.2f} | {cpu['nats-server'] / cpu['jsstore before']:.2f}"
+              " | | |")
+        earlier = median["jsstore before"]["consume msgs/s"]
+        print(f"| consume msgs/s (acked), jsstore before | {earlier:,.0f} | "
+              f"{theirs['consume msgs/s']:,.0f} | {earlier / theirs['consume msgs/s']:.2f} | "
+              f">= 1.5 | |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"n": n, "reps": reps, "batch": args.batch, "runs": runs,
-                       "median": median,
+                       "median": median, "before": args.before,
                        "ratio": ours["consume msgs/s"] / theirs["consume msgs/s"],
                        "summary": [summary.row(
                            "consumeceiling", f"consume ceiling, pull {args.batch} + ack each",

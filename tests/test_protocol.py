@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jsstore._core import protocol as p
+from jsstore.wire.bus import Msg
 
 CLIENT_STREAM = (b'CONNECT {"verbose":false,"headers":true}\r\n'
                  b"PING\r\n"
@@ -118,6 +119,62 @@ def test_frames():
     assert p.info_frame(b"{}") == b"INFO {}\r\n"
     assert p.err_frame("Unknown Protocol Operation") == b"-ERR 'Unknown Protocol Operation'\r\n"
     assert (p.PING_FRAME, p.PONG_FRAME, p.OK_FRAME) == (b"PING\r\n", b"PONG\r\n", b"+OK\r\n")
+
+
+_SUBJECT = st.text(st.sampled_from("abcxyz.019é>*"), min_size=1, max_size=12)
+_BURST_MSG = st.builds(
+    Msg, _SUBJECT, st.one_of(st.binary(max_size=40), st.binary(max_size=40).map(bytearray)),
+    st.one_of(st.none(), st.just(b""), st.just(b"NATS/1.0\r\n\r\n"),
+              st.binary(min_size=1, max_size=30).map(lambda b: b"NATS/1.0\r\nK: " + b)),
+    st.one_of(st.none(), st.just(""), _SUBJECT), _SUBJECT)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_BURST_MSG, max_size=12), st.text(st.sampled_from("0123456789ab"),
+                                                   min_size=1, max_size=6), st.booleans())
+def test_burst_frames_are_msg_frames_joined(msgs, sid, headers):
+    """A pull burst rendered in one go is byte for byte the frames msg_frame renders one
+    at a time (header blocks dropped for a client without headers), and the size counted
+    is their payload and header bytes."""
+    expected = b"".join(p.msg_frame(m.subject, sid, m.reply, m.hdr if headers else None,
+                                    bytes(m.data)) for m in msgs)
+    size = sum(len(m.data) + (len(m.hdr) if headers and m.hdr else 0) for m in msgs)
+    assert p.burst_frames(msgs, sid, headers) == (expected, size)
+
+
+_ACKISH = st.sampled_from([
+    b"PUB $JS.ACK.S.C.1.2.3.4.5 0\r\n\r\n", b"PUB $JS.ACK.S.C.1.9.9.4.0 4\r\n+ACK\r\n",
+    b"PUB $JS.ACK.S.C.1.2.3.4.5 4\r\n-NAK\r\n", b"PUB $JS.ACK.S.C.1.2.3.4.5 _R 0\r\n\r\n",
+    b"pub $JS.ACK.S.C.1.2.3.4.5 0\r\n\r\n", b"PUB $JS.ACK.S.C.1.2.3.4.5  0\r\n\r\n",
+    b"PUB $JS.ACK.S.C.1.2.3.4.5\t0\r\n\r\n", b"PUB $JS.ACK.S.C.1.2.3.4.5 00\r\n\r\n",
+    b"PUB $JS.ACK.S.C.1.2.3.4.5 0\n\r\n", b"PUB $JS.ACK.S.C.1.2.3.4.5 1\r\nx\r\n",
+    b"PUB $JS.ACK. 0\r\n\r\n", b"PUB $JS.ACK.\xc3\xa9 0\r\n\r\n",
+    b"PUB $JS.ACK.S.C.1.2.3.4.5 0\r\nxx\r\n", b"PUB $JS.API.CONSUMER.MSG.NEXT.S.C _I 2\r\n{}\r\n",
+    b"PING\r\n", b"SUB x 1\r\n", b"HPUB $JS.ACK.S.C.1.2.3.4.5 12 12\r\nNATS/1.0\r\n\r\n\r\n"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_ACKISH, max_size=10), st.integers(0, 60), st.integers(0, 8),
+       st.sampled_from([4096, 40, 20]))
+def test_leading_acks_take_what_feed_would(frames, cut, max_payload, max_control_line):
+    """Parser.leading_acks takes a read's leading plain acks exactly as feed() gives them
+    (then feed() reads on from there): the same operations and the same error, whatever
+    follows, with a frame cut short at the end and small limits."""
+    data = b"".join(frames)
+    data = data[:max(len(data) - cut, 0)]
+    whole = p.Parser(max_control_line, max_payload)
+    expected = whole.feed(data)
+    parser = p.Parser(max_control_line, max_payload)
+    acks: list = []
+    consumed, count, size = parser.leading_acks(data, acks)
+    got = [(p.PUB, subject, None, None) for subject in acks]
+    rest = parser.feed(data[consumed:])
+    assert count == len(acks)
+    assert got == [op[:4] for op in expected[:count]]
+    assert all(op[4] in (b"", b"+ACK") for op in expected[:count])
+    assert size == sum(len(op[4]) for op in expected[:count])
+    assert expected[count:] == rest
+    assert whole.error == parser.error
 
 
 # -- against nats-server ----------------------------------------------------------------------

@@ -18,7 +18,12 @@
 # -ERR (a bad PUB/SUB argument list).  Once set, feed() returns nothing more.
 #
 # Frames: the server->client side (INFO, MSG, HMSG, PING, PONG, +OK, -ERR), built into
-# bytes; msg_frames renders a batch of deliveries into one buffer for one write.
+# bytes; msg_frames renders a batch of deliveries into one buffer for one write, and
+# burst_frames a burst of bus messages to one subscription (a pull batch) the same way.
+#
+# Parser.leading_acks takes the plain acks a read starts with (PUB $JS.ACK.<...> with an
+# empty or +ACK payload, no reply, written PUB / single spaces / CRLF) as feed() would give
+# them, only their subjects, and leaves the rest of the read to feed().
 
 cdef enum:
     OP_PUB = 1

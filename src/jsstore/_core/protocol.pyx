@@ -2,7 +2,9 @@
 """The NATS client protocol: the parser of what clients send and the frames the server
 sends back (see protocol.pxd for the operations and the error model)."""
 
-from libc.string cimport memchr
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.string cimport memchr, memcmp, memcpy
 
 PING_FRAME = b"PING\r\n"
 PONG_FRAME = b"PONG\r\n"
@@ -168,6 +170,48 @@ cdef class Parser:
         if pos < n:
             self.pending += buf[pos:]
         return ops
+
+    def leading_acks(self, data, list acks):
+        """Take the plain acks `data` starts with: ``PUB $JS.ACK.<...> 0`` with an empty or
+        ``+ACK`` payload, no reply, written the one plain way (``PUB``, single spaces,
+        CRLF), each subject appended to `acks` as feed() would give it.  Stops at the
+        first frame that is anything else or incomplete (and takes nothing while the
+        parser holds part of a frame or has failed).  Returns (bytes consumed, acks
+        taken, payload bytes)."""
+        if self.error is not None or self.pending or type(data) is not bytes:
+            return 0, 0, 0
+        cdef const unsigned char* s = data
+        cdef Py_ssize_t n = len(<bytes>data), pos = 0, i, subject_end, size, body
+        cdef Py_ssize_t line_limit = self.max_control_line // 2
+        cdef Py_ssize_t count = 0, total = 0
+        while n - pos >= 4 + 8 + 2 + 2 + 2:
+            if memcmp(s + pos, b"PUB $JS.ACK.", 12) != 0:
+                break
+            i = pos + 12
+            while i < n and s[i] != 32 and s[i] != 9 and s[i] != 13 and s[i] != 10:
+                i += 1
+            subject_end = i
+            if i >= n or s[i] != 32:
+                break
+            i += 1
+            size = 0
+            while i < n and 48 <= s[i] <= 57 and i - subject_end < 4:
+                size = size * 10 + (s[i] - 48)
+                i += 1
+            if i + 1 >= n or s[i] != 13 or s[i + 1] != 10 or s[i - 1] == 32:
+                break
+            if (size != 0 and size != 4) or i + 2 - pos > line_limit or size > self.max_payload:
+                break
+            body = i + 2
+            if body + size + 2 > n or s[body + size] != 13 or s[body + size + 1] != 10:
+                break
+            if size == 4 and memcmp(s + body, b"+ACK", 4) != 0:
+                break
+            acks.append(self._text(s, pos + 4, subject_end))
+            count += 1
+            total += size
+            pos = body + size + 2
+        return pos, count, total
 
     cdef Py_ssize_t _arg_end(self, const unsigned char* s, Py_ssize_t arg, Py_ssize_t eol):
         """Where an argument ends: before the LF, one byte earlier when a CR came in it
@@ -351,3 +395,106 @@ def msg_frames(list deliveries):
     for subject, sid, reply, hdr, payload in deliveries:
         parts.append(msg_frame(subject, sid, reply, hdr, payload))
     return b"".join(parts)
+
+
+cdef inline char* _put(char* p, const char* s, Py_ssize_t n) noexcept:
+    memcpy(p, s, n)
+    return p + n
+
+
+cdef inline Py_ssize_t _digits(Py_ssize_t n) noexcept:
+    cdef Py_ssize_t d = 1
+    while n >= 10:
+        n //= 10
+        d += 1
+    return d
+
+
+cdef inline char* _put_size(char* p, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t d = _digits(n), i
+    for i in range(d - 1, -1, -1):
+        p[i] = <char>(48 + n % 10)
+        n //= 10
+    return p + d
+
+
+def burst_frames(list msgs, str sid, bint headers):
+    """A burst of bus messages (Msg: subject, data, hdr, reply) to one subscription `sid`
+    as one buffer of the frames msg_frame renders one by one (header blocks dropped when
+    the client does not take headers).  Returns (frames, payload and header bytes)."""
+    cdef Py_ssize_t count = len(msgs), i, total = 0, size = 0
+    cdef Py_ssize_t sid_len, subj_len, reply_len, hdr_len, data_len
+    cdef const char* sid_s = PyUnicode_AsUTF8AndSize(sid, &sid_len)
+    cdef const char* subj_s
+    cdef const char* reply_s
+    cdef list parts = [None] * (4 * count)      # subject, reply, hdr, data of each
+    cdef object msg, subject, reply, hdr, data
+    cdef bytes out
+    cdef char* p
+    for i in range(count):
+        msg = msgs[i]
+        subject = msg.subject
+        reply = msg.reply
+        hdr = msg.hdr if headers else None
+        data = msg.data
+        if type(data) is not bytes:
+            data = bytes(data)
+        if not hdr:
+            hdr = None
+        elif type(hdr) is not bytes:
+            hdr = bytes(hdr)
+        if not reply:
+            reply = None
+        parts[4 * i] = subject
+        parts[4 * i + 1] = reply
+        parts[4 * i + 2] = hdr
+        parts[4 * i + 3] = data
+        PyUnicode_AsUTF8AndSize(subject, &subj_len)
+        data_len = PyBytes_GET_SIZE(data)
+        hdr_len = PyBytes_GET_SIZE(hdr) if hdr is not None else 0
+        # "HMSG " or "MSG ", subject, " ", sid, [" ", reply], [" ", hdr size], " ", total,
+        # CRLF, body, CRLF
+        total += (5 if hdr is not None else 4) + subj_len + 1 + sid_len + 1 + 4
+        if reply is not None:
+            PyUnicode_AsUTF8AndSize(reply, &reply_len)
+            total += reply_len + 1
+        if hdr is not None:
+            total += _digits(hdr_len) + 1
+        total += _digits(hdr_len + data_len) + hdr_len + data_len
+        size += hdr_len + data_len
+    out = PyBytes_FromStringAndSize(NULL, total)
+    p = PyBytes_AS_STRING(out)
+    for i in range(count):
+        subject = parts[4 * i]
+        reply = parts[4 * i + 1]
+        hdr = parts[4 * i + 2]
+        data = parts[4 * i + 3]
+        subj_s = PyUnicode_AsUTF8AndSize(subject, &subj_len)
+        data_len = PyBytes_GET_SIZE(data)
+        if hdr is not None:
+            hdr_len = PyBytes_GET_SIZE(hdr)
+            p = _put(p, b"HMSG ", 5)
+        else:
+            hdr_len = 0
+            p = _put(p, b"MSG ", 4)
+        p = _put(p, subj_s, subj_len)
+        p[0] = 32
+        p = _put(p + 1, sid_s, sid_len)
+        p[0] = 32
+        p += 1
+        if reply is not None:
+            reply_s = PyUnicode_AsUTF8AndSize(reply, &reply_len)
+            p = _put(p, reply_s, reply_len)
+            p[0] = 32
+            p += 1
+        if hdr is not None:
+            p = _put_size(p, hdr_len)
+            p[0] = 32
+            p += 1
+        p = _put_size(p, hdr_len + data_len)
+        p = _put(p, b"\r\n", 2)
+        if hdr is not None:
+            p = _put(p, PyBytes_AS_STRING(hdr), hdr_len)
+        p = _put(p, PyBytes_AS_STRING(data), data_len)
+        p = _put(p, b"\r\n", 2)
+    return out, size

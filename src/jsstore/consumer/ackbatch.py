@@ -71,7 +71,7 @@ def from_parsed(parsed: list, find) -> dict | None:
         run = groups[consumer] = AckRun()
         run.grouped = _groupable(consumer) and max(stream_seqs) < consumer.next_stream_seq
         run.stream_seqs, run.delivery_seqs = stream_seqs, delivery_seqs
-        run.acks = [(subject.split("."), subject) for subject in subjects]
+        run.subjects = subjects     # (taken apart only when they go one by one)
     return groups
 
 
@@ -86,16 +86,26 @@ def _groupable(consumer) -> bool:
 
 
 class AckRun:
-    """One consumer's acks of a read: stream and delivery seqs, and (tokens, subject); with
-    `grouped` False they are applied one by one, each gathering."""
+    """One consumer's acks of a read: stream and delivery seqs, and (tokens, subject) (or
+    just the subjects, `acks` splitting them when asked); with `grouped` False they are
+    applied one by one, each gathering."""
 
-    __slots__ = ("stream_seqs", "delivery_seqs", "acks", "grouped")
+    __slots__ = ("stream_seqs", "delivery_seqs", "_acks", "subjects", "grouped")
 
     def __init__(self):
         self.stream_seqs: list[int] = []
         self.delivery_seqs: list[int] = []
-        self.acks: list[tuple] = []
+        self._acks: list[tuple] = []
+        self.subjects: list[str] | None = None
         self.grouped = True
+
+    @property
+    def acks(self) -> list[tuple]:
+        """(tokens, subject) of each ack, in order."""
+        if self.subjects is not None:
+            self._acks = [(subject.split("."), subject) for subject in self.subjects]
+            self.subjects = None
+        return self._acks
 
 
 def gather_after(consumer) -> None:

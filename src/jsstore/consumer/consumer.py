@@ -42,6 +42,8 @@ import random
 
 import msgspec
 
+from jsstore._core.engine import BlockStore
+from jsstore._core.pullrun import take_run
 from jsstore._core.subjects import _subject_matches, is_subset_match
 from jsstore.consumer import events as consumerevents
 from jsstore.consumer import pullrequests
@@ -381,6 +383,11 @@ class Consumer:
         pull = self.pull
         waiting = pull.waiting
         load_filter, prefix, reply = self.load_filter, self.ack_prefix, wr.reply
+        if (update_run is not None and len(waiting) == 1
+                and self.next_stream_seq > ack_state.delivered_stream
+                and self.next_delivery_seq > ack_state.ack_floor_consumer
+                and isinstance(self.stream.store, BlockStore)):
+            return self._take_runs(wr, now, update_run)
         batch: list[Msg] = []
         sent = 0
         try:
@@ -433,6 +440,51 @@ class Consumer:
         self.last_delivered_at = now
         if self.delete_threshold > 0:
             pull.touch(now)
+        if wr.wanted > 0 and wr.heartbeat:
+            wr.next_heartbeat = now + wr.heartbeat
+        self.acknowledgements.sent(self.next_delivery_seq - 1, self.next_stream_seq - 1, now)
+        return True
+
+    def _take_runs(self, wr: WaitingRequest, now: int, update_run) -> bool:
+        """_gather_run's loop with the messages loaded and made in C (pullrun.take_run):
+        the first FIRST_HANDOVER handed over at once, then the rest of what the request
+        wants, each run recorded (update_delivered_run) before it goes.  Only for first
+        deliveries that all add pending entries (the caller checked), to the outside."""
+        ack_state, max_ack_pending = self.ack_state, self.max_ack_pending
+        store, bus, waiting = self.stream.store, self.bus, self.pull.waiting
+        sent = 0
+        for part in (FIRST_HANDOVER, 0):
+            limit = wr.wanted if waiting.peek() is wr else 0
+            if max_ack_pending > 0:
+                limit = min(limit, max_ack_pending - ack_state.num_pending)
+            if part:
+                limit = min(limit, part)
+            if limit <= 0 or self.closed:
+                break
+            batch: list[Msg] = []
+            seqs: list[int] = []
+            first = self.next_delivery_seq
+            try:
+                take_run(store, self.load_filter, self.next_stream_seq, limit, self.ack_prefix,
+                         self.pending_count, first, wr.reply, Msg, batch, seqs)
+            finally:
+                taken = len(seqs)
+                if taken:       # (what was taken is accounted and recorded, come what may)
+                    self.next_stream_seq = seqs[-1] + 1
+                    self.pending_count -= taken
+                    self.next_delivery_seq = first + taken
+                    waiting.take(taken)
+                    update_run(first, seqs, now)
+            if taken:
+                bus.publish_batch(batch)
+                sent += taken
+            if taken < limit:
+                break
+        if not sent:
+            return False
+        self.last_delivered_at = now
+        if self.delete_threshold > 0:
+            self.pull.touch(now)
         if wr.wanted > 0 and wr.heartbeat:
             wr.next_heartbeat = now + wr.heartbeat
         self.acknowledgements.sent(self.next_delivery_seq - 1, self.next_stream_seq - 1, now)

@@ -129,6 +129,19 @@ class WaitQueue:
                 self._items.append(wr)
         return wr
 
+    def take(self, count: int) -> None:
+        """`count` pops at once (a run of messages to the head request)."""
+        items = self._items
+        if len(items) == 1:
+            wr = items[0]
+            wr.delivered += count
+            wr.wanted -= count
+            if wr.wanted <= 0:
+                items.pop(0)
+            return
+        for _ in range(count):
+            self.pop()
+
     def clear(self) -> list[WaitingRequest]:
         """Remove and return every request."""
         items, self._items = self._items, []

@@ -187,6 +187,12 @@ class Client(Output, asyncio.Protocol):
                 # a leading run of plain PUBs is stored and answered in the core
                 data = runs.run(data)
         quick_msgs = quick_bytes = 0
+        if quick and self.authorized:
+            # a leading run of plain acks (a pull client's acks before its next request)
+            # is taken in the core, each as the loop below would take it
+            consumed, quick_msgs, quick_bytes = self.parser.leading_acks(data, self.acks)
+            if consumed:
+                data = data[consumed:]
         run: list = []      # publishes outside $JS. in a row: handled together
         lowered = -1        # a max_payload a CONNECT in this read lowered
         for op in self.parser.feed(data):

@@ -35,16 +35,9 @@ class Output:
         limit = sub.max - sub.delivered if sub.max else len(msgs)
         if limit < len(msgs):
             msgs = msgs[:max(limit, 0)]
-        frame = protocol.msg_frame
-        sid, headers, out = sub.sid, self.headers, self.out
-        size = 0
-        for msg in msgs:
-            hdr = msg.hdr if headers else None
-            data = msg.data
-            if type(data) is not bytes:
-                data = bytes(data)
-            out.append(frame(msg.subject, sid, msg.reply, hdr, data))
-            size += len(data) + (len(hdr) if hdr else 0)
+        frames, size = protocol.burst_frames(msgs, sub.sid, self.headers)
+        if frames:
+            self.out.append(frames)
         self._sent(sub, len(msgs), size)
 
     def _sent(self, sub: Subscription, count: int, size: int) -> None:

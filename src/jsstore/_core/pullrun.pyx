@@ -1,0 +1,84 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""A pull consumer's run of first deliveries, loaded and made into bus messages in C (see
+pullrun.pxd)."""
+
+from cpython.unicode cimport PyUnicode_DecodeASCII
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from jsstore._core.engine cimport BlockStore
+from jsstore._core.queries cimport Filter, compile_filter, next_match
+from jsstore._core.record cimport StoreMsg
+from jsstore.errors import StoreClosed
+
+
+cdef inline char* _put_number(char* p, uint64_t n) noexcept:
+    """`n` in decimal at `p`, followed by a dot; the position after it."""
+    cdef char digits[20]
+    cdef int count = 0
+    while True:
+        digits[count] = <char>(48 + n % 10)
+        count += 1
+        n //= 10
+        if n == 0:
+            break
+    while count:
+        count -= 1
+        p[0] = digits[count]
+        p += 1
+    p[0] = 46
+    return p + 1
+
+
+def take_run(BlockStore store, object load_filter, uint64_t start, Py_ssize_t limit,
+             str prefix, int64_t pending_count, uint64_t delivery_seq, str to, object msg_type,
+             list msgs, list seqs):
+    """Up to `limit` next messages matching `load_filter` from stream sequence `start`, as
+    first deliveries: each appended to `msgs` as msg_type(subject, payload, header block or
+    None, ack reply, to) and its stream sequence to `seqs`.  The ack reply is
+    ``<prefix>1.<seq>.<delivery seq>.<ts>.<pending>``, delivery seqs counting up from
+    `delivery_seq` and pending down from `pending_count` (one less for each, never below
+    0), as the consumer's message-by-message loop writes them.  Stops early at the end of
+    what matches.  Returns how many were taken."""
+    if store.closed:
+        raise StoreClosed()
+    cdef Filter f = compile_filter(store, load_filter, store.subset_next)
+    cdef bytes head = prefix.encode() + b"1."
+    cdef Py_ssize_t head_len = len(head)
+    cdef char* reply = <char*>malloc(head_len + 4 * 21 + 1)
+    cdef char* p
+    cdef uint64_t seq
+    cdef int64_t pending
+    cdef StoreMsg msg
+    cdef Py_ssize_t taken = 0
+    if reply == NULL:
+        raise MemoryError()
+    memcpy(reply, <const char*>head, head_len)
+    try:
+        while taken < limit:
+            seq = next_match(store, f, start)
+            if seq == 0:
+                break
+            msg = store.c_load(seq)
+            if msg is None:
+                break
+            start = seq + 1
+            pending_count -= 1
+            pending = pending_count if pending_count > 0 else 0
+            p = _put_number(reply + head_len, seq)
+            p = _put_number(p, delivery_seq)
+            if msg.ts < 0:          # (never from a clock, but written as Python would)
+                p[0] = 45
+                p = _put_number(p + 1, <uint64_t>(-(msg.ts + 1)) + 1)
+            else:
+                p = _put_number(p, <uint64_t>msg.ts)
+            p = _put_number(p, <uint64_t>pending) - 1      # (no dot after the last)
+            msgs.append(msg_type(msg.subject, msg.msg, msg.hdr or None,
+                                 PyUnicode_DecodeASCII(reply, p - reply, NULL), to))
+            seqs.append(seq)
+            delivery_seq += 1
+            taken += 1
+    finally:
+        free(reply)
+    return taken
