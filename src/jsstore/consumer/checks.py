@@ -335,11 +335,14 @@ def check_new_consumer(cfg: ConsumerConfig, stream: streamconfig.StreamConfig,
                        others: Iterable[ConsumerConfig], *,
                        limits: ServerLimits = NO_LIMITS) -> None:
     """addConsumer's checks for a consumer that does not exist yet, in nats-server's order:
-    the stream's (or account's) max_consumers, the work-queue rules, the durable name
-    length.  `others` are the stream's consumers (iterated only when a check needs them)."""
+    the stream's (or account's, or else the server's default) max_consumers, the
+    work-queue rules, the durable name length.  `others` are the stream's consumers
+    (iterated only when a check needs them)."""
     maximum = stream.max_consumers or 0
     if maximum <= 0 or 0 < limits.account_max_consumers < maximum:
         maximum = limits.account_max_consumers
+    if maximum <= 0:
+        maximum = limits.default_max_consumers
     if (not cfg.direct and not cfg.sourcing and maximum > 0
             and len(_limitable(others)) >= maximum):
         raise api_errors.JSMaximumConsumersLimitErr()

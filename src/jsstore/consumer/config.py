@@ -132,6 +132,9 @@ class ServerLimits:
     max_request_batch: int = 0         # server jetstream.limits.max_request_batch
     account_max_ack_pending: int = 0
     account_max_consumers: int = 0
+    # nats-server 2.15: the consumers a stream takes when neither it nor its account sets
+    # a limit (a stream's max_consumers of -1 or 0 sets none)
+    default_max_consumers: int = 1000
 
 
 NO_LIMITS = ServerLimits()
