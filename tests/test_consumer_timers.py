@@ -39,11 +39,8 @@ def test_a_tick_runs_only_the_due_consumers(js, clock, ticked):
         js.add_consumer("S", durable_name=f"c{i}", filter_subject=f"s.{i}",
                         ack_policy="explicit", ack_wait=30 * SECOND)
         js.publish(f"s.{i}", b"x")
-    js.tick()                       # each new consumer's first tick
-    assert sorted(ticked) == sorted(f"c{i}" for i in range(50))
-    ticked.clear()
     js.tick()
-    assert ticked == []             # nothing is due
+    assert ticked == []             # new pull consumers with nothing timed: no tick
     # c7 delivers: its ack wait is due in 30 s, nobody else's
     (msg,) = js.pull_subscribe("s.7", "c7", stream="S").fetch(1, timeout=0)
     clock.advance(10 * SECOND)

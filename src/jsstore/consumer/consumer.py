@@ -611,9 +611,14 @@ class Consumer:
             delete_timer.check(now)
             if self.closed:
                 return None
-        dues = [d for d in (acknowledgements.ack_timer_due, delete_timer.due,
+        return self.next_due()
+
+    def next_due(self) -> int | None:
+        """When this consumer's timed work is next due (None: it has none)."""
+        pull = self.pull
+        dues = [d for d in (self.acknowledgements.ack_timer_due, self.delete_timer.due,
                             self.pause_due, pull.pin_due if pull is not None else 0,
-                            pull.due() if pull is not None else push.due()) if d]
+                            pull.due() if pull is not None else self.push.due()) if d]
         return min(dues) if dues else None
 
     # -- pause ----------------------------------------------------------------------------

@@ -329,7 +329,13 @@ class ConsumerRegistry:
         consumer = consumer_module.Consumer(self, stream, name, config, store, created)
         self._of_stream(stream.name)[name] = consumer
         self._rank[id(consumer)] = next(self._ranks)
-        self._queue_due(consumer, self.clock())     # its first tick: now
+        # its first tick: what it set up before it had a rank (its ack, delete and pause
+        # timers); a pull consumer's not sooner, for a tick that came between a request
+        # and the next message would drop the request whose reader has gone, which the
+        # next message is to find (pinned, then passed on) as nats-server does
+        first = consumer.next_due() if consumer.pull is not None else self.clock()
+        if first is not None:
+            self._queue_due(consumer, first)
         # recovered deliveries were made under the filters of their time: such a consumer
         # hears of every removal
         self._index_locked(consumer, wide=bool(consumer.ack_state.num_pending))
