@@ -29,6 +29,7 @@ import summary  # noqa: E402
 SCRIPTS = {
     "store": ("report.py", []),
     "largemsgs": ("largemsgs.py", []),
+    "steady": ("steady.py", []),
     "publish": ("publish.py", []),
     "consumers": ("consumers.py", []),
     "server": ("server.py", []),
