@@ -117,11 +117,41 @@ cdef int _append_record(bytearray out, int64_t seq, int64_t ts, const uint8_t* s
 
 
 
+cdef int _control_line(const uint8_t* s, Py_ssize_t pos, Py_ssize_t line_end, bint headers,
+                       Py_ssize_t* starts, Py_ssize_t* ends, Py_ssize_t* total,
+                       Py_ssize_t* header_size) except -1:
+    """A MSG / HMSG control line from `pos` to `line_end`: its arguments after the verb
+    split into starts/ends, the frame's total and header sizes set; returns how many
+    arguments (with or without a reply).  A malformed line raises ValueError."""
+    cdef int count = 0
+    cdef Py_ssize_t i = pos + (5 if headers else 4), at
+    while i < line_end:
+        while i < line_end and _blank(s[i]):
+            i += 1
+        if i >= line_end:
+            break
+        if count == MAX_TOKENS:
+            raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
+        at = i
+        while i < line_end and not _blank(s[i]):
+            i += 1
+        starts[count] = at
+        ends[count] = i
+        count += 1
+    if count != (5 if headers else 4) and count != (4 if headers else 3):
+        raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
+    total[0] = _number(s, starts[count - 1], ends[count - 1])
+    header_size[0] = _number(s, starts[count - 2], ends[count - 2]) if headers else 0
+    if total[0] < 0 or header_size[0] < 0 or header_size[0] > total[0]:
+        raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
+    return count
+
+
 def next_records(bytearray buffer, Py_ssize_t start, bytearray out, uint64_t high):
     """(position, deliveries appended, last sequence appended, event): see the module."""
     cdef const uint8_t* s = <const uint8_t*>PyByteArray_AS_STRING(buffer)
     cdef Py_ssize_t n = PyByteArray_GET_SIZE(buffer)
-    cdef Py_ssize_t pos = start, eol, line_end, i, at, body, total, header_size
+    cdef Py_ssize_t pos = start, eol, line_end, body, total, header_size
     cdef Py_ssize_t starts[MAX_TOKENS]
     cdef Py_ssize_t ends[MAX_TOKENS]
     cdef int count, reply_token
@@ -142,28 +172,7 @@ def next_records(bytearray buffer, Py_ssize_t start, bytearray out, uint64_t hig
         headers = line_end - pos >= 5 and memcmp(s + pos, b"HMSG ", 5) == 0
         if not headers and not (line_end - pos >= 4 and memcmp(s + pos, b"MSG ", 4) == 0):
             return eol + 1, appended, last, bytes(s[pos:line_end])
-        # split the arguments
-        count = 0
-        i = pos + (5 if headers else 4)
-        while i < line_end:
-            while i < line_end and _blank(s[i]):
-                i += 1
-            if i >= line_end:
-                break
-            if count == MAX_TOKENS:
-                raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
-            at = i
-            while i < line_end and not _blank(s[i]):
-                i += 1
-            starts[count] = at
-            ends[count] = i
-            count += 1
-        if count != (5 if headers else 4) and count != (4 if headers else 3):
-            raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
-        total = _number(s, starts[count - 1], ends[count - 1])
-        header_size = _number(s, starts[count - 2], ends[count - 2]) if headers else 0
-        if total < 0 or header_size < 0 or header_size > total:
-            raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
+        count = _control_line(s, pos, line_end, headers, starts, ends, &total, &header_size)
         body = eol + 1
         if body + total + 2 > n:
             break                     # the frame is not complete yet
@@ -300,7 +309,7 @@ def next_direct_records(bytearray buffer, Py_ssize_t start, bytearray out, uint6
     """(position, records appended, last sequence appended, event): see above."""
     cdef const uint8_t* s = <const uint8_t*>PyByteArray_AS_STRING(buffer)
     cdef Py_ssize_t n = PyByteArray_GET_SIZE(buffer)
-    cdef Py_ssize_t pos = start, eol, line_end, i, at, body, total, header_size
+    cdef Py_ssize_t pos = start, eol, line_end, body, total, header_size
     cdef Py_ssize_t subject_at = 0, subject_len = 0, stored_len = 0
     cdef Py_ssize_t starts[MAX_TOKENS]
     cdef Py_ssize_t ends[MAX_TOKENS]
@@ -322,27 +331,7 @@ def next_direct_records(bytearray buffer, Py_ssize_t start, bytearray out, uint6
         headers = line_end - pos >= 5 and memcmp(s + pos, b"HMSG ", 5) == 0
         if not headers and not (line_end - pos >= 4 and memcmp(s + pos, b"MSG ", 4) == 0):
             return eol + 1, appended, last, bytes(s[pos:line_end])
-        count = 0
-        i = pos + (5 if headers else 4)
-        while i < line_end:
-            while i < line_end and _blank(s[i]):
-                i += 1
-            if i >= line_end:
-                break
-            if count == MAX_TOKENS:
-                raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
-            at = i
-            while i < line_end and not _blank(s[i]):
-                i += 1
-            starts[count] = at
-            ends[count] = i
-            count += 1
-        if count != (5 if headers else 4) and count != (4 if headers else 3):
-            raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
-        total = _number(s, starts[count - 1], ends[count - 1])
-        header_size = _number(s, starts[count - 2], ends[count - 2]) if headers else 0
-        if total < 0 or header_size < 0 or header_size > total:
-            raise ValueError("malformed MSG line: " + bytes(s[pos:line_end]).decode(errors="replace"))
+        count = _control_line(s, pos, line_end, headers, starts, ends, &total, &header_size)
         body = eol + 1
         if body + total + 2 > n:
             break                     # the frame is not complete yet
