@@ -20,11 +20,12 @@ $(STAMP): requirements-dev.txt pyproject.toml
 
 deps: $(STAMP) java
 
-# Spark (the data source tests) needs a JVM: install a JDK 17 where there is no java
+# Spark (the data source tests) needs a JVM, and the JVM reader's jar a compiler: install a
+# JDK 17 where there is no java or no javac
 java:
-	@command -v java >/dev/null 2>&1 || { \
+	@{ command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; } || { \
 		SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
-		$$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends openjdk-17-jre-headless; }
+		$$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends openjdk-17-jdk-headless; }
 
 # the extensions built in place, then jsstore installed into .venv in editable mode (so
 # that .venv/bin/jsstore and `import jsstore` work from anywhere)

@@ -1,10 +1,13 @@
 """`jsstore export`: a stream of a store directory to Parquet, run by Spark.
 
     jsstore export --store DIR --stream S --to out.parquet [--subject FILTER] [--since TIME]
-                   [--account A] [--master URL]
+                   [--account A] [--master URL] [--reader auto|jvm|python]
 
 Runs on `local[*]` unless `--master` names a cluster (whose executors must have jsstore
 installed and see DIR, or use `--url` to read over NATS instead of a directory).
+A directory is read by the JVM reader (format "jsstore-jvm", its jar built with the JDK's
+javac and shipped to the executors with the job) when a JDK is there, else by the Python
+source; `--reader` forces one.
 `--subject` takes NATS wildcards; `--since` an ISO 8601 time.  A progress bar of the
 scan's tasks is drawn on stderr while Spark works.
 """
@@ -17,6 +20,7 @@ import sys
 import threading
 import time
 
+from jsstore.spark import jvmjar
 from jsstore.spark.options import parse_time_ns
 
 BAR_WIDTH = 30
@@ -35,6 +39,9 @@ def parse_args(argv):
     parser.add_argument("--account", default="$G")
     parser.add_argument("--master", default="local[*]", help="Spark master URL")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    parser.add_argument("--reader", choices=("auto", "jvm", "python"), default="auto",
+                        help="directory reads: the JVM reader (needs a JDK), the Python "
+                             "source, or the JVM one when a JDK is there (default)")
     return parser.parse_args(argv)
 
 
@@ -73,11 +80,26 @@ class ProgressBar:
                 self.out.flush()
 
 
-def session(master: str):
+def reader_jar(args) -> str | None:
+    """The JVM reader's jar when this export reads a directory with it, else None."""
+    if args.url or args.reader == "python":
+        return None
+    try:
+        return jvmjar.jar_path()
+    except jvmjar.JarBuildError as exc:
+        if args.reader == "jvm":
+            raise SystemExit(f"jsstore export: {exc}") from None
+        return None
+
+
+def session(master: str, jar: str | None = None):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession  # optional dependency: jsstore[spark]
-    spark = (SparkSession.builder.master(master).appName("jsstore export")
+    builder = SparkSession.builder
+    if jar is not None:
+        builder = builder.config("spark.jars", jar)
+    spark = (builder.master(master).appName("jsstore export")
              .config("spark.sql.python.filterPushdown.enabled", "true")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.ui.showConsoleProgress", "false")
@@ -86,8 +108,9 @@ def session(master: str):
     return spark
 
 
-def export(spark, args) -> int:
-    read = spark.read.format("jsstore").option("stream", args.stream).option("account", args.account)
+def export(spark, args, jvm: bool = False) -> int:
+    source = "jsstore-jvm" if jvm else "jsstore"
+    read = spark.read.format(source).option("stream", args.stream).option("account", args.account)
     read = read.option("path", args.store) if args.store else read.option("url", args.url)
     if args.subject:
         read = read.option("subject_filter", args.subject)
@@ -105,9 +128,10 @@ def export(spark, args) -> int:
 
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    spark = session(args.master)
+    jar = reader_jar(args)
+    spark = session(args.master, jar)
     try:
-        export(spark, args)
+        export(spark, args, jvm=jar is not None)
     finally:
         spark.stop()
     return 0
