@@ -1,0 +1,159 @@
+/*
+ * A block file's plain bytes: the file as it is, or decompressed when it carries nats-server's
+ * compression metadata (see src/jsstore/_core/compress.pxd):
+ *
+ *   "cmp", alg byte (1 = S2, 0x4C = LZ4, 0 = none), uvarint original size of the plain file,
+ *   the plain file minus its last 8 bytes compressed (S2 framed stream, or one LZ4 frame with
+ *   a content checksum), then those 8 bytes (the last record's hash) uncompressed.
+ *
+ * Same classification and checks as jsstore._core.compress (block_alg, decompress_block) and
+ * jsstore.spark.planning.read_plain_block: "cmp" + 0x00/0x01/0x80/0x81 can also be the length
+ * of a 7 or 23 MiB record, so when the file could hold such a record the prefix only means
+ * "compressed" if it is an S2 header followed by a stream identifier chunk. A file whose alg
+ * is 0 is returned as it is. A corrupt compressed file gives an IOException.
+ */
+package jsstore.spark;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import net.jpountz.lz4.LZ4FrameInputStream;
+
+final class BlockBytes {
+    static final int ALG_NONE = 0;
+    static final int ALG_S2 = 1;
+    static final int ALG_LZ4 = 0x4C;
+    static final int CHECKSUM_SIZE = 8;
+    static final long ORIGINAL_SIZE_LIMIT = 1L << 30;
+    private static final long RECORD_LEN_MASK = 0x7FFFFFFFL;
+    private static final long RECORD_MAX_LEN = 32L * 1024 * 1024;
+
+    private BlockBytes() {
+    }
+
+    /** What a block file's first bytes say: alg, plain size, bytes of metadata (0 = plain). */
+    record Header(int alg, long originalSize, int headerLen) {
+    }
+
+    /** The plain bytes of the block file at path. */
+    static byte[] readPlain(Path path) throws IOException {
+        byte[] data = Files.readAllBytes(path);
+        try {
+            return plain(data);
+        } catch (IOException exc) {
+            throw new IOException(path + ": " + exc.getMessage(), exc);
+        }
+    }
+
+    /** The plain bytes of a block file's bytes (data itself when it is not compressed). */
+    static byte[] plain(byte[] data) throws IOException {
+        Header header = header(data);
+        if (header.alg() == ALG_NONE) {
+            return data;
+        }
+        return decompress(data, header);
+    }
+
+    /** Classify a block file (IOException for a "cmp" header that is neither plain nor valid). */
+    static Header header(byte[] data) throws IOException {
+        int size = data.length;
+        Header plain = new Header(ALG_NONE, size, 0);
+        if (size < 5 || data[0] != 'c' || data[1] != 'm' || data[2] != 'p') {
+            return plain;
+        }
+        int alg = data[3] & 0xff;
+        int[] after = new int[1];
+        long originalSize = S2.uvarint(data, 4, size, after);
+        boolean hasSize = after[0] != 0;
+        int pos = hasSize ? after[0] : 4;
+        long recordLen = ((data[0] & 0xffL) | (data[1] & 0xffL) << 8 | (data[2] & 0xffL) << 16
+                          | (data[3] & 0xffL) << 24) & RECORD_LEN_MASK;
+        if (recordLen <= RECORD_MAX_LEN && recordLen <= size) {
+            if (alg != ALG_S2 || !hasSize || !S2.startsWithIdentifier(data, pos, size - pos)) {
+                return plain;
+            }
+        } else if (alg != ALG_NONE && alg != ALG_S2 && alg != ALG_LZ4) {
+            throw new IOException(String.format(
+                "compressed block: unknown compression algorithm 0x%02x at offset 3", alg));
+        } else if (!hasSize) {
+            throw new IOException(
+                "compressed block: truncated or invalid original-size uvarint at offset 4");
+        }
+        return new Header(alg, originalSize, pos);
+    }
+
+    private static byte[] decompress(byte[] data, Header header) throws IOException {
+        int size = data.length;
+        String name = header.alg() == ALG_S2 ? "S2 block file" : "LZ4 block file";
+        int headerLen = header.headerLen();
+        long originalSize = header.originalSize();
+        if (size - headerLen < CHECKSUM_SIZE) {
+            throw new IOException(name + ": " + size + " bytes end before the " + CHECKSUM_SIZE
+                                  + "-byte checksum that follows the " + headerLen
+                                  + "-byte header");
+        }
+        // the uvarint is unsigned: a value of 2**63 or more reads as negative here
+        if (originalSize < CHECKSUM_SIZE || originalSize > ORIGINAL_SIZE_LIMIT) {
+            throw new IOException(name + ": implausible original size "
+                                  + Long.toUnsignedString(originalSize) + " in the header");
+        }
+        int bodyLen = (int) originalSize - CHECKSUM_SIZE;
+        int streamLen = size - headerLen - CHECKSUM_SIZE;
+        byte[] out = new byte[(int) originalSize];
+        if (header.alg() == ALG_S2) {
+            long total = S2.streamDecodedLen(data, headerLen, streamLen, name);
+            if (total != bodyLen) {
+                throw new IOException(name + ": stream decodes to " + total + " bytes, header says "
+                                      + bodyLen + " (+ " + CHECKSUM_SIZE + " checksum bytes)");
+            }
+            S2.decodeStream(data, headerLen, streamLen, out, bodyLen, name);
+        } else {
+            lz4Decode(data, headerLen, streamLen, out, bodyLen);
+        }
+        System.arraycopy(data, size - CHECKSUM_SIZE, out, bodyLen, CHECKSUM_SIZE);
+        return out;
+    }
+
+    // The one LZ4 frame that must fill data[off, off+len) exactly and decode to bodyLen bytes.
+    private static void lz4Decode(byte[] data, int off, int len, byte[] out, int bodyLen)
+            throws IOException {
+        String where = "LZ4 block file: ";
+        ByteArrayInputStream raw = new ByteArrayInputStream(data, off, len);
+        int got = 0;
+        try (InputStream frame = new LZ4FrameInputStream(raw, true)) {
+            while (true) {
+                if (got == bodyLen) {
+                    if (frame.read() >= 0) {
+                        throw new IOException(where + "frame decodes to more than the "
+                                              + bodyLen + " bytes the header says");
+                    }
+                    break;
+                }
+                int n = frame.read(out, got, bodyLen - got);
+                if (n < 0) {
+                    break;
+                }
+                got += n;
+            }
+        } catch (IOException exc) {
+            if (exc.getMessage() != null && exc.getMessage().startsWith(where)) {
+                throw exc;
+            }
+            throw new IOException(where + "corrupt LZ4 frame at bytes " + off + ".." + (off + len)
+                                  + ": " + exc.getMessage(), exc);
+        } catch (RuntimeException exc) {
+            throw new IOException(where + "corrupt LZ4 frame at bytes " + off + ".." + (off + len)
+                                  + ": " + exc, exc);
+        }
+        if (got != bodyLen) {
+            throw new IOException(where + "frame decodes to " + got + " bytes, header says "
+                                  + bodyLen + " (+ " + CHECKSUM_SIZE + " checksum bytes)");
+        }
+        if (raw.available() > 0) {
+            throw new IOException(where + raw.available() + " stray bytes after the LZ4 frame, "
+                                  + "before the checksum at byte " + (off + len));
+        }
+    }
+}
