@@ -4,7 +4,7 @@
  *
  *   "cmp", alg byte (1 = S2, 0x4C = LZ4, 0 = none), uvarint original size of the plain file,
  *   the plain file minus its last 8 bytes compressed (S2 framed stream, or one LZ4 frame with
- *   a content checksum), then those 8 bytes (the last record's hash) uncompressed.
+ *   a content checksum, see Lz4Frame), then those 8 bytes (the last record's hash) uncompressed.
  *
  * Same classification and checks as jsstore._core.compress (block_alg, decompress_block) and
  * jsstore.spark.planning.read_plain_block: "cmp" + 0x00/0x01/0x80/0x81 can also be the length
@@ -14,12 +14,9 @@
  */
 package jsstore.spark;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import net.jpountz.lz4.LZ4FrameInputStream;
 
 final class BlockBytes {
     static final int ALG_NONE = 0;
@@ -110,50 +107,9 @@ final class BlockBytes {
             }
             S2.decodeStream(data, headerLen, streamLen, out, bodyLen, name);
         } else {
-            lz4Decode(data, headerLen, streamLen, out, bodyLen);
+            Lz4Frame.decode(data, headerLen, streamLen, out, bodyLen);
         }
         System.arraycopy(data, size - CHECKSUM_SIZE, out, bodyLen, CHECKSUM_SIZE);
         return out;
-    }
-
-    // The one LZ4 frame that must fill data[off, off+len) exactly and decode to bodyLen bytes.
-    private static void lz4Decode(byte[] data, int off, int len, byte[] out, int bodyLen)
-            throws IOException {
-        String where = "LZ4 block file: ";
-        ByteArrayInputStream raw = new ByteArrayInputStream(data, off, len);
-        int got = 0;
-        try (InputStream frame = new LZ4FrameInputStream(raw, true)) {
-            while (true) {
-                if (got == bodyLen) {
-                    if (frame.read() >= 0) {
-                        throw new IOException(where + "frame decodes to more than the "
-                                              + bodyLen + " bytes the header says");
-                    }
-                    break;
-                }
-                int n = frame.read(out, got, bodyLen - got);
-                if (n < 0) {
-                    break;
-                }
-                got += n;
-            }
-        } catch (IOException exc) {
-            if (exc.getMessage() != null && exc.getMessage().startsWith(where)) {
-                throw exc;
-            }
-            throw new IOException(where + "corrupt LZ4 frame at bytes " + off + ".." + (off + len)
-                                  + ": " + exc.getMessage(), exc);
-        } catch (RuntimeException exc) {
-            throw new IOException(where + "corrupt LZ4 frame at bytes " + off + ".." + (off + len)
-                                  + ": " + exc, exc);
-        }
-        if (got != bodyLen) {
-            throw new IOException(where + "frame decodes to " + got + " bytes, header says "
-                                  + bodyLen + " (+ " + CHECKSUM_SIZE + " checksum bytes)");
-        }
-        if (raw.available() > 0) {
-            throw new IOException(where + raw.available() + " stray bytes after the LZ4 frame, "
-                                  + "before the checksum at byte " + (off + len));
-        }
     }
 }

@@ -1,0 +1,418 @@
+"""The JVM reader's file formats in Java (BlockBytes with S2 and LZ4, HighwayHash, IndexDb)
+give what the Python/Cython code gives for the same bytes.
+
+One JVM (jsstore.spark.FormatsInspect) runs for the whole module and answers one JSON line per
+command, so Hypothesis examples cost a pipe round trip, not a JVM launch.  Files come from
+jsstore's FileStore (compression none, s2, lz4) and from the real nats-server (s2); corrupt
+variants must fail in both implementations alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import jsstore
+from jsstore import StoreOptions
+from jsstore._core.compress import ALG_LZ4, ALG_NONE, ALG_S2, block_alg, compress_block
+from jsstore._core.hashing import highway64_digest, meta_hash_key
+from jsstore.errors import BadMsg, CorruptFile
+from jsstore.gocompat.varints import put_uvarint
+from jsstore.spark import jvmjar
+from jsstore.spark.planning import read_plain_block
+from jsstore.store.indexdb import decode_index
+
+U64 = 1 << 64
+FUZZ = settings(max_examples=150, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+# ---- the Java side ------------------------------------------------------------------------
+
+class Inspector:
+    """A running FormatsInspect: ask(command) -> the decoded JSON answer."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.process = process
+
+    def ask(self, command: str) -> dict:
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        assert line, f"FormatsInspect exited ({self.process.poll()}) on {command[:200]!r}"
+        return json.loads(line)
+
+
+@pytest.fixture(scope="module")
+def java(tmp_path_factory):
+    try:
+        jvmjar.javac()
+    except jvmjar.JarBuildError as exc:
+        pytest.skip(str(exc))
+    saved = os.environ.get("JSSTORE_JAR_CACHE")
+    os.environ["JSSTORE_JAR_CACHE"] = str(tmp_path_factory.mktemp("jar"))
+    try:
+        jar = jvmjar.jar_path()
+    finally:
+        if saved is None:
+            del os.environ["JSSTORE_JAR_CACHE"]
+        else:
+            os.environ["JSSTORE_JAR_CACHE"] = saved
+    classpath = jar + os.pathsep + os.path.join(jvmjar.spark_jars_dir(), "*")
+    binary = shutil.which("java") or os.path.join(os.path.dirname(jvmjar.javac()), "java")
+    process = subprocess.Popen([binary, "-cp", classpath, "jsstore.spark.FormatsInspect"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                               encoding="utf-8")
+    try:
+        yield Inspector(process)
+    finally:
+        process.stdin.close()
+        assert process.wait(timeout=30) == 0
+
+
+# ---- what the Python side says ------------------------------------------------------------
+
+def python_plain(path: str) -> dict:
+    try:
+        data = read_plain_block(path)
+    except BadMsg as exc:
+        return {"error": str(exc)}
+    return {"len": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def same_plain(java: Inspector, path: str) -> dict:
+    """Check both implementations agree on the block file at path; returns Python's answer."""
+    expected = python_plain(path)
+    got = java.ask(f"plain {path}")
+    if "error" in expected:
+        assert "error" in got, (path, expected, got)
+        # an IOException naming the file, never an exception of another kind
+        assert got["error"].startswith(f"IOException: {path}: "), got
+    else:
+        assert got == expected, (path, got)
+    return expected
+
+
+def int64(value: int) -> int:
+    """A Python int as the Java long (Go int64) the same arithmetic gives."""
+    value %= U64
+    return value - U64 if value >= 1 << 63 else value
+
+
+def python_index(name: str, buf: bytes) -> dict:
+    """decode_index's answer in FormatsInspect's JSON form (or {"error"}): a value Java cannot
+    hold (a varint over 64 bits, which Go rejects too) counts as an error."""
+    try:
+        st = decode_index(name, buf)
+    except CorruptFile as exc:
+        return {"error": str(exc)}
+    unsigned = [st["msgs"], st["bytes"], st["first_seq"], st["last_seq"], st["last_index"]]
+    for subj, total, fblk, lblk in st["subjects"]:
+        unsigned += [total, fblk, lblk]
+    for b in st["blocks"]:
+        unsigned += [b["index"], b["bytes"], b["first_seq"], b["last_seq"]]
+    if any(v >= U64 for v in unsigned):
+        return {"error": "varint over 64 bits"}
+    return {
+        "msgs": st["msgs"], "bytes": st["bytes"], "first_seq": st["first_seq"],
+        "first_ts": int64(st["first_ts"]), "last_seq": st["last_seq"],
+        "last_ts": int64(st["last_ts"]),
+        "subjects": [[subj.decode("utf-8", "replace"), total, fblk, lblk]
+                     for subj, total, fblk, lblk in st["subjects"]],
+        "blocks": [{"index": b["index"], "bytes": b["bytes"], "first_seq": b["first_seq"],
+                    "first_ts": int64(b["first_ts"]), "last_seq": b["last_seq"],
+                    "last_ts": int64(b["last_ts"]),
+                    "deleted": list(b["deleted"]) if b["deleted"] is not None else []}
+                   for b in st["blocks"]],
+        "last_index": st["last_index"], "lchk": st["lchk"].hex(),
+    }
+
+
+def same_index(java: Inspector, name: str, path: str) -> dict:
+    with open(path, "rb") as f:
+        expected = python_index(name, f.read())
+    got = java.ask(f"index {name} {path}")
+    if "error" in expected:
+        assert "error" in got, (path, expected, got)
+        assert got["error"].startswith("IOException: index.db: "), got
+    else:
+        assert got == expected
+    return expected
+
+
+def with_checksum(name: str, body: bytes) -> bytes:
+    return body + highway64_digest(meta_hash_key(name), body)
+
+
+# ---- stores -------------------------------------------------------------------------------
+
+SPARSE = range(7, 9000, 5)                  # spans several 2048-sequence nodes in a block
+DENSE = range(5000, 7100)                   # a whole node full, and the ones around it
+
+
+def fill_jsstore(directory: str, compression: str) -> str:
+    """A stream whose first blocks hold ~9000 small messages each, with sparse and dense
+    deletes; returns its msgs directory (index.db is written on close)."""
+    with jsstore.open(directory, StoreOptions(block_size=256 * 1024)) as js:
+        js.add_stream(name="ORDERS", subjects=["orders.>"], compression=compression)
+        for i in range(12000):
+            headers = {"Nats-Msg-Id": f"m-{i}"} if i % 4 == 0 else None
+            js.publish(f"orders.{'ü' if i % 11 == 0 else i % 7}", bytes([i % 251]) * (i % 13),
+                       headers=headers)
+        for seq in sorted(set(SPARSE) | set(DENSE)):
+            js.delete_msg("ORDERS", seq, no_erase=seq % 2 == 0)
+    return os.path.join(directory, "jetstream", "$G", "streams", "ORDERS", "msgs")
+
+
+@pytest.fixture(scope="module")
+def jsstore_dirs(tmp_path_factory):
+    return {compression: fill_jsstore(str(tmp_path_factory.mktemp(f"js-{compression}")),
+                                      compression)
+            for compression in ("none", "s2", "lz4")}
+
+
+def block_files(msgs_dir: str) -> list[str]:
+    return sorted(glob.glob(os.path.join(msgs_dir, "*.blk")),
+                  key=lambda p: int(os.path.basename(p).split(".")[0]))
+
+
+async def _fill_nats(url: str, store_dir: str) -> None:
+    import nats
+
+    nc = await nats.connect(url)
+    try:
+        config = {"name": "CMP", "subjects": ["CMP.>"], "storage": "file",
+                  "compression": "s2", "max_bytes": 20_000_000}
+        reply = await nc.request("$JS.API.STREAM.CREATE.CMP", json.dumps(config).encode(),
+                                 timeout=10)
+        assert b'"error"' not in reply.data, reply.data
+        js = nc.jetstream()
+        for i in range(4600):                 # 4 MiB blocks: a second block exists
+            payload = b'{"n":%d,"text":"%s"}' % (i, b"abcdefgh" * (100 + i % 20))
+            await js.publish(f"CMP.{i % 5}", payload,
+                             headers={"X-Index": str(i)} if i % 3 == 0 else None)
+        for seq in sorted(set(range(3, 4400, 7)) | set(range(1000, 3100))):
+            reply = await nc.request("$JS.API.STREAM.MSG.DELETE.CMP",
+                                     json.dumps({"seq": seq, "no_erase": seq % 2 == 0}).encode(),
+                                     timeout=10)
+            assert b'"success":true' in reply.data, reply.data
+        pattern = os.path.join(store_dir, "jetstream", "*", "streams", "CMP", "msgs", "1.blk")
+        for _ in range(400):                   # sealed blocks are compressed in the background
+            with open(glob.glob(pattern)[0], "rb") as f:
+                if f.read(3) == b"cmp":
+                    break
+            await asyncio.sleep(0.025)
+    finally:
+        await nc.close()
+
+
+@pytest.fixture(scope="module")
+def nats_dir(tmp_path_factory):
+    from natsserver import nats_server, require_nats_server
+
+    require_nats_server()
+    store_dir = str(tmp_path_factory.mktemp("nats"))
+    with nats_server(store_dir) as server:
+        asyncio.run(_fill_nats(server.url, store_dir))
+    return glob.glob(os.path.join(store_dir, "jetstream", "*", "streams", "CMP", "msgs"))[0]
+
+
+# ---- HighwayHash --------------------------------------------------------------------------
+
+def test_highway_matches_python_on_every_length(java):
+    rng = random.Random(7)
+    keys = [bytes(32), bytes(range(32)), meta_hash_key("ORDERS"), rng.randbytes(32)]
+    lengths = list(range(101)) + [4096 + k for k in range(32)] + [65536 + 5, 1 << 17]
+    for key in keys:
+        for n in lengths:
+            data = rng.randbytes(n)
+            got = java.ask(f"highway {key.hex()} {data.hex()}")
+            assert got == {"digest": highway64_digest(key, data).hex()}, (key.hex(), n)
+
+
+@FUZZ
+@given(key=st.binary(min_size=32, max_size=32), data=st.binary(max_size=300))
+def test_highway_random_bytes(java, key, data):
+    assert java.ask(f"highway {key.hex()} {data.hex()}") == \
+        {"digest": highway64_digest(key, data).hex()}
+
+
+def test_highway_rejects_a_short_key(java):
+    assert "error" in java.ask(f"highway {bytes(31).hex()} 00")
+
+
+# ---- block files --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("compression", ["none", "s2", "lz4"])
+def test_blocks_written_by_jsstore_read_alike(java, jsstore_dirs, compression):
+    files = block_files(jsstore_dirs[compression])
+    assert len(files) >= 3
+    algs = set()
+    for path in files:
+        with open(path, "rb") as f:
+            algs.add(block_alg(f.read()))
+        assert "error" not in same_plain(java, path)
+    want = {"none": ALG_NONE, "s2": ALG_S2, "lz4": ALG_LZ4}[compression]
+    assert want in algs                      # the sealed blocks are compressed
+
+
+def test_blocks_written_by_nats_server_read_alike(java, nats_dir):
+    files = block_files(nats_dir)
+    assert len(files) >= 2
+    with open(files[0], "rb") as f:
+        assert block_alg(f.read()) == ALG_S2, "nats-server did not compress the sealed block"
+    for path in files:
+        assert "error" not in same_plain(java, path)
+
+
+def variants(data: bytes, rng: random.Random) -> list[bytes]:
+    """Truncations and single-byte flips all over a compressed block file."""
+    n = len(data)
+    cuts = list(range(0, 40)) + [n - k for k in range(1, 40)] + rng.sample(range(n), 40)
+    flips = list(range(0, 40)) + [n - k for k in range(9, 60)] + rng.sample(range(n), 120)
+    out = [data[:cut] for cut in cuts if 0 <= cut < n]
+    for at in flips:
+        if 0 <= at < n:
+            changed = bytearray(data)
+            changed[at] ^= 1 << rng.randrange(8)
+            out.append(bytes(changed))
+    return out
+
+
+def test_corrupt_compressed_blocks_fail_in_both(java, jsstore_dirs, nats_dir, tmp_path):
+    rng = random.Random(3)
+    sources = [block_files(jsstore_dirs["s2"])[0], block_files(jsstore_dirs["lz4"])[0],
+               block_files(nats_dir)[0]]
+    errors = total = 0
+    for number, source in enumerate(sources):
+        with open(source, "rb") as f:
+            data = f.read()
+        assert block_alg(data) != ALG_NONE
+        for k, variant in enumerate(variants(data, rng)):
+            path = str(tmp_path / f"{number}-{k}.blk")
+            with open(path, "wb") as f:
+                f.write(variant)
+            errors += "error" in same_plain(java, path)
+            total += 1
+            os.unlink(path)
+    assert errors > total // 2                 # most of them are corrupt, and seen to be
+
+
+@FUZZ
+@given(data=st.binary(min_size=8, max_size=3000), alg=st.sampled_from([ALG_S2, ALG_LZ4]),
+       repeat=st.integers(1, 40))
+def test_compressed_random_blocks_read_alike(java, tmp_path, data, alg, repeat):
+    assume(not data.startswith(b"cmp"))      # compress_block would take it as compressed
+    path = str(tmp_path / "block.blk")
+    with open(path, "wb") as f:
+        f.write(compress_block(data * repeat, alg))
+    assert same_plain(java, path) == {"len": len(data) * repeat,
+                                      "sha256": hashlib.sha256(data * repeat).hexdigest()}
+
+
+@FUZZ
+@given(garbage=st.binary(max_size=400), snappy=st.booleans())
+def test_garbage_after_an_s2_header_reads_alike(java, tmp_path, garbage, snappy):
+    header = bytearray(b"cmp\x01")
+    put_uvarint(header, len(garbage) + 8)
+    ident = b"\xff\x06\x00\x00" + (b"sNaPpY" if snappy else b"S2sTwO")
+    path = str(tmp_path / "garbage.blk")
+    with open(path, "wb") as f:
+        f.write(bytes(header) + ident + garbage + bytes(8))
+    same_plain(java, path)
+
+
+def test_a_plain_block_starting_with_cmp_stays_plain(java, tmp_path):
+    # "cmp\x00" read as a record length is 7.0 MiB: a file that long is a plain block
+    path = str(tmp_path / "1.blk")
+    with open(path, "wb") as f:
+        f.write(b"cmp\x00" + bytes(0x00706D63))
+    assert same_plain(java, path)["len"] == 4 + 0x00706D63
+    with open(path, "wb") as f:
+        f.write(b"cmp\x07\x10" + bytes(20))     # short: a header with an unknown algorithm
+    assert "error" in same_plain(java, path)
+
+
+# ---- index.db -----------------------------------------------------------------------------
+
+def node_count(deleted: list[int]) -> int:
+    return len({seq >> 11 for seq in deleted})
+
+
+@pytest.mark.parametrize("compression", ["none", "s2", "lz4"])
+def test_index_written_by_jsstore_decodes_alike(java, jsstore_dirs, compression):
+    state = same_index(java, "ORDERS", os.path.join(jsstore_dirs[compression], "index.db"))
+    deleted = [b["deleted"] for b in state["blocks"]]
+    assert any(node_count(d) >= 2 for d in deleted)          # several nodes in one set
+    assert any(len(d) >= 2048 for d in deleted)               # a dense one
+    assert any(s[0] == "orders.ü" for s in state["subjects"])
+
+
+def test_index_written_by_nats_server_decodes_alike(java, nats_dir):
+    state = same_index(java, "CMP", os.path.join(nats_dir, "index.db"))
+    assert any(node_count(b["deleted"]) >= 2 for b in state["blocks"])
+    assert sum(len(b["deleted"]) for b in state["blocks"]) > 2048
+
+
+def test_index_of_another_stream_name_fails_its_checksum(java, jsstore_dirs):
+    path = os.path.join(jsstore_dirs["none"], "index.db")
+    assert "checksum" in java.ask(f"index OTHER {path}")["error"]
+
+
+def test_index_with_a_flipped_byte_fails(java, jsstore_dirs, nats_dir, tmp_path):
+    rng = random.Random(5)
+    for name, msgs_dir in (("ORDERS", jsstore_dirs["s2"]), ("CMP", nats_dir)):
+        with open(os.path.join(msgs_dir, "index.db"), "rb") as f:
+            data = f.read()
+        for at in list(range(12)) + rng.sample(range(len(data)), 40) + [len(data) - 1]:
+            changed = bytearray(data)
+            changed[at] ^= 1 << rng.randrange(8)
+            path = str(tmp_path / "index.db")
+            with open(path, "wb") as f:
+                f.write(changed)
+            assert "error" in same_index(java, name, path)
+        for cut in (0, 1, 31, 32, len(data) // 2, len(data) - 1):
+            with open(path, "wb") as f:
+                f.write(data[:cut])
+            assert "error" in same_index(java, name, path)
+
+
+def test_index_reread_with_checksums_redone(java, jsstore_dirs, nats_dir, tmp_path):
+    """Truncated bodies and older version bytes, with a valid checksum: the structure is
+    decoded (or rejected) alike."""
+    path = str(tmp_path / "index.db")
+    for name, msgs_dir in (("ORDERS", jsstore_dirs["none"]), ("CMP", nats_dir)):
+        with open(os.path.join(msgs_dir, "index.db"), "rb") as f:
+            body = f.read()[:-8]
+        cases = [body[:cut] for cut in range(24, len(body), max(1, len(body) // 97))]
+        cases += [body[:1] + bytes([version]) + body[2:] for version in (1, 2, 3)]
+        for case in cases:
+            with open(path, "wb") as f:
+                f.write(with_checksum(name, case))
+            same_index(java, name, path)
+
+
+@FUZZ
+@given(edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=4),
+       cut=st.integers(0, 10**6))
+def test_index_random_edits_decode_alike(java, jsstore_dirs, tmp_path, edits, cut):
+    with open(os.path.join(jsstore_dirs["lz4"], "index.db"), "rb") as f:
+        body = bytearray(f.read()[:-8])
+    for at, value in edits:
+        body[at % len(body)] = value
+    if cut % 3 == 0:
+        del body[max(2, cut % len(body)):]
+    path = str(tmp_path / "index.db")
+    with open(path, "wb") as f:
+        f.write(with_checksum("ORDERS", bytes(body)))
+    same_index(java, "ORDERS", path)
