@@ -1,51 +1,130 @@
 /*
  * HighwayHash-64 with a 32-byte key: the keyed hash nats-server (and jsstore) put after every
  * message record, in meta.sum files and at the end of index.db. Same algorithm and outputs as
- * csrc/highwayhash.c (portable path): input in 32-byte packets of four little-endian u64 lanes,
- * a final partial packet folded in with a length-dependent mix, four permute rounds at the end.
+ * csrc/highwayhash.c: input in 32-byte packets of four little-endian u64 lanes, a final partial
+ * packet folded in with a length-dependent mix, four permute rounds at the end.
+ *
+ * The state (v0, v1, mul0, mul1: four lanes each) is held in sixteen local longs so the JIT
+ * keeps it in registers; each step of the loop mixes one packet: an input packet, the final
+ * partial packet, or one of the four permuted v0s of the finish.
  */
 package jsstore.spark;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
 final class HighwayHash {
-    private static final long[] INIT_MUL0 = {
-        0xdbe6d5d5fe4cce2fL, 0xa4093822299f31d0L, 0x13198a2e03707344L, 0x243f6a8885a308d3L};
-    private static final long[] INIT_MUL1 = {
-        0x3bd39e10cb0ef593L, 0xc0acf169b5f18a8cL, 0xbe5466cf34e90c6cL, 0x452821e638d01377L};
+    private static final VarHandle LE64 =
+        MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long MUL0_0 = 0xdbe6d5d5fe4cce2fL;
+    private static final long MUL0_1 = 0xa4093822299f31d0L;
+    private static final long MUL0_2 = 0x13198a2e03707344L;
+    private static final long MUL0_3 = 0x243f6a8885a308d3L;
+    private static final long MUL1_0 = 0x3bd39e10cb0ef593L;
+    private static final long MUL1_1 = 0xc0acf169b5f18a8cL;
+    private static final long MUL1_2 = 0xbe5466cf34e90c6cL;
+    private static final long MUL1_3 = 0x452821e638d01377L;
 
-    private final long[] v0 = new long[4];
-    private final long[] v1 = new long[4];
-    private final long[] mul0 = new long[4];
-    private final long[] mul1 = new long[4];
-    private final long[] lanes = new long[4];
-
-    private HighwayHash(byte[] key32) {
-        if (key32 == null || key32.length != 32) {
-            throw new IllegalArgumentException("HighwayHash key must be 32 bytes");
-        }
-        for (int i = 0; i < 4; i++) {
-            long key = le64(key32, 8 * i);
-            mul0[i] = INIT_MUL0[i];
-            mul1[i] = INIT_MUL1[i];
-            v0[i] = INIT_MUL0[i] ^ key;
-            v1[i] = INIT_MUL1[i] ^ swapHalves(key);
-        }
+    private HighwayHash() {
     }
 
     /** HighwayHash-64 of data[off, off+len) under a 32-byte key. */
     static long hash64(byte[] key32, byte[] data, int off, int len) {
+        if (key32 == null || key32.length != 32) {
+            throw new IllegalArgumentException("HighwayHash key must be 32 bytes");
+        }
         if (off < 0 || len < 0 || off > data.length - len) {
             throw new IndexOutOfBoundsException("range " + off + "+" + len + " of " + data.length);
         }
-        HighwayHash h = new HighwayHash(key32);
-        int end = off + len;
+        final long k0 = le64(key32, 0);
+        final long k1 = le64(key32, 8);
+        final long k2 = le64(key32, 16);
+        final long k3 = le64(key32, 24);
+        long m00 = MUL0_0;
+        long m01 = MUL0_1;
+        long m02 = MUL0_2;
+        long m03 = MUL0_3;
+        long m10 = MUL1_0;
+        long m11 = MUL1_1;
+        long m12 = MUL1_2;
+        long m13 = MUL1_3;
+        long v00 = m00 ^ k0;
+        long v01 = m01 ^ k1;
+        long v02 = m02 ^ k2;
+        long v03 = m03 ^ k3;
+        long v10 = m10 ^ swapHalves(k0);
+        long v11 = m11 ^ swapHalves(k1);
+        long v12 = m12 ^ swapHalves(k2);
+        long v13 = m13 ^ swapHalves(k3);
+        final int end = off + len;
         int pos = off;
-        for (; end - pos >= 32; pos += 32) {
-            h.mixPacket(data, pos);
+        boolean tailDone = false;
+        int rounds = 0;
+        while (true) {
+            long p0;
+            long p1;
+            long p2;
+            long p3;
+            if (end - pos >= 32) {
+                p0 = le64(data, pos);
+                p1 = le64(data, pos + 8);
+                p2 = le64(data, pos + 16);
+                p3 = le64(data, pos + 24);
+                pos += 32;
+            } else if (!tailDone) {
+                tailDone = true;
+                final int length = end - pos;
+                if (length == 0) {
+                    continue;
+                }
+                final long lengthWord = ((long) length << 32) + length;
+                v00 += lengthWord;
+                v01 += lengthWord;
+                v02 += lengthWord;
+                v03 += lengthWord;
+                v10 = rotateHalves(v10, length);
+                v11 = rotateHalves(v11, length);
+                v12 = rotateHalves(v12, length);
+                v13 = rotateHalves(v13, length);
+                p0 = remainderLane(data, pos, length, 0);
+                p1 = remainderLane(data, pos, length, 1);
+                p2 = remainderLane(data, pos, length, 2);
+                p3 = remainderLane(data, pos, length, 3);
+            } else if (rounds < 4) {
+                rounds++;
+                p0 = swapHalves(v02);
+                p1 = swapHalves(v03);
+                p2 = swapHalves(v00);
+                p3 = swapHalves(v01);
+            } else {
+                return v00 + v10 + m00 + m10;
+            }
+            v10 += m00 + p0;
+            m00 ^= (v10 & 0xffffffffL) * (v00 >>> 32);
+            v00 += m10;
+            m10 ^= (v00 & 0xffffffffL) * (v10 >>> 32);
+            v11 += m01 + p1;
+            m01 ^= (v11 & 0xffffffffL) * (v01 >>> 32);
+            v01 += m11;
+            m11 ^= (v01 & 0xffffffffL) * (v11 >>> 32);
+            v12 += m02 + p2;
+            m02 ^= (v12 & 0xffffffffL) * (v02 >>> 32);
+            v02 += m12;
+            m12 ^= (v02 & 0xffffffffL) * (v12 >>> 32);
+            v13 += m03 + p3;
+            m03 ^= (v13 & 0xffffffffL) * (v03 >>> 32);
+            v03 += m13;
+            m13 ^= (v03 & 0xffffffffL) * (v13 >>> 32);
+            v00 += zipperEven(v10, v11);
+            v01 += zipperOdd(v10, v11);
+            v02 += zipperEven(v12, v13);
+            v03 += zipperOdd(v12, v13);
+            v10 += zipperEven(v00, v01);
+            v11 += zipperOdd(v00, v01);
+            v12 += zipperEven(v02, v03);
+            v13 += zipperOdd(v02, v03);
         }
-        if (pos < end) {
-            h.mixRemainder(data, pos, end - pos);
-        }
-        return h.finish();
     }
 
     /** The 8 bytes nats-server stores: hash64 in little-endian order. */
@@ -58,10 +137,9 @@ final class HighwayHash {
         return out;
     }
 
+    /** The little-endian u64 at b[p] (bounds checked). */
     static long le64(byte[] b, int p) {
-        return (b[p] & 0xffL) | (b[p + 1] & 0xffL) << 8 | (b[p + 2] & 0xffL) << 16
-            | (b[p + 3] & 0xffL) << 24 | (b[p + 4] & 0xffL) << 32 | (b[p + 5] & 0xffL) << 40
-            | (b[p + 6] & 0xffL) << 48 | (b[p + 7] & 0xffL) << 56;
+        return (long) LE64.get(b, p);
     }
 
     private static long swapHalves(long lane) {
@@ -74,29 +152,29 @@ final class HighwayHash {
         return ((long) high << 32) | (low & 0xffffffffL);
     }
 
-    private void mixPacket(byte[] data, int pos) {
-        lanes[0] = le64(data, pos);
-        lanes[1] = le64(data, pos + 8);
-        lanes[2] = le64(data, pos + 16);
-        lanes[3] = le64(data, pos + 24);
-        mix(lanes);
-    }
-
-    private void mix(long[] in) {
-        for (int i = 0; i < 4; i++) {
-            v1[i] += mul0[i] + in[i];
-            mul0[i] ^= (v1[i] & 0xffffffffL) * (v0[i] >>> 32);
-            v0[i] += mul1[i];
-            mul1[i] ^= (v0[i] & 0xffffffffL) * (v1[i] >>> 32);
+    // Lane q of the packet that carries a final partial input of 1..31 bytes at data[pos]:
+    // its whole 4-byte groups first, then either its last 4 bytes at packet offset 28
+    // (length >= 16) or up to 3 leftover bytes (first, middle, last) at offset 16; zeros else.
+    private static long remainderLane(byte[] data, int pos, int length, int q) {
+        final int whole = length & ~3;
+        final int leftover = length & 3;
+        long lane = 0;
+        for (int b = 7; b >= 0; b--) {
+            int at = 8 * q + b;
+            int value = 0;
+            if (at < whole) {
+                value = data[pos + at] & 0xff;
+            } else if ((length & 16) != 0) {
+                if (at >= 28) {
+                    value = data[pos + length - 4 + (at - 28)] & 0xff;
+                }
+            } else if (leftover != 0 && at >= 16 && at <= 18) {
+                int from = at == 16 ? whole : at == 17 ? whole + (leftover >> 1) : length - 1;
+                value = data[pos + from] & 0xff;
+            }
+            lane = (lane << 8) | value;
         }
-        v0[0] += zipperEven(v1[0], v1[1]);
-        v0[1] += zipperOdd(v1[0], v1[1]);
-        v0[2] += zipperEven(v1[2], v1[3]);
-        v0[3] += zipperOdd(v1[2], v1[3]);
-        v1[0] += zipperEven(v0[0], v0[1]);
-        v1[1] += zipperOdd(v0[0], v0[1]);
-        v1[2] += zipperEven(v0[2], v0[3]);
-        v1[3] += zipperOdd(v0[2], v0[3]);
+        return lane;
     }
 
     // Byte shuffle of the 16 bytes (even, odd): destination byte k of the even result takes
@@ -118,38 +196,5 @@ final class HighwayHash {
             | ((even & 0x00ff000000000000L) >>> 8)
             | ((odd & 0x00000000000000ffL) << 48)
             | (even & 0xff00000000000000L);
-    }
-
-    // A final partial packet of 1..31 bytes: the whole 4-byte groups first, then either the last
-    // 4 bytes at offset 28 (length >= 16) or up to 3 leftover bytes at offset 16.
-    private void mixRemainder(byte[] data, int pos, int length) {
-        long lengthWord = ((long) length << 32) + length;
-        for (int i = 0; i < 4; i++) {
-            v0[i] += lengthWord;
-            v1[i] = rotateHalves(v1[i], length);
-        }
-        byte[] packet = new byte[32];
-        int leftover = length & 3;
-        int whole = length & ~3;
-        System.arraycopy(data, pos, packet, 0, whole);
-        if ((length & 16) != 0) {
-            System.arraycopy(data, pos + length - 4, packet, 28, 4);
-        } else if (leftover != 0) {
-            packet[16] = data[pos + whole];
-            packet[17] = data[pos + whole + (leftover >> 1)];
-            packet[18] = data[pos + length - 1];
-        }
-        mixPacket(packet, 0);
-    }
-
-    private long finish() {
-        for (int round = 0; round < 4; round++) {
-            lanes[0] = swapHalves(v0[2]);
-            lanes[1] = swapHalves(v0[3]);
-            lanes[2] = swapHalves(v0[0]);
-            lanes[3] = swapHalves(v0[1]);
-            mix(lanes);
-        }
-        return v0[0] + v1[0] + mul0[0] + mul1[0];
     }
 }

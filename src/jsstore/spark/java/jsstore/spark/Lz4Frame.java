@@ -22,7 +22,7 @@ import net.jpountz.xxhash.XXHashFactory;
 
 final class Lz4Frame {
     private static final int MAGIC = 0x184D2204;
-    private static final XXHash32 XXH32 = XXHashFactory.safeInstance().hash32();
+    private static final XXHash32 XXH32 = XXHashFactory.fastestInstance().hash32();
 
     private Lz4Frame() {
     }

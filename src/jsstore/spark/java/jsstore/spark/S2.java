@@ -16,9 +16,14 @@
 package jsstore.spark;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.zip.CRC32C;
 
 final class S2 {
+    private static final VarHandle LE64 =
+        MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     static final int SNAPPY_MAX_BLOCK = 65536;
     static final int S2_MAX_BLOCK = 4 << 20;
     private static final byte[] ID_SNAPPY = {'s', 'N', 'a', 'P', 'p', 'Y'};
@@ -253,7 +258,13 @@ final class S2 {
                     if (length > end - s) {
                         throw error(what, "data ends inside a literal", elem);
                     }
-                    System.arraycopy(src, s, dst, d, (int) length);
+                    if (length <= 16 && end - s >= 16 && dEnd - d >= 16) {
+                        // short literal with room to spare: two 8-byte moves
+                        LE64.set(dst, d, (long) LE64.get(src, s));
+                        LE64.set(dst, d + 8, (long) LE64.get(src, s + 8));
+                    } else {
+                        System.arraycopy(src, s, dst, d, (int) length);
+                    }
                     d += (int) length;
                     s += (int) length;
                     continue;
@@ -316,7 +327,13 @@ final class S2 {
             if (length > dEnd - d) {
                 throw error(what, "element writes past the block's decoded length", elem);
             }
-            copyBack(dst, d, offset, (int) length);
+            if (length <= 16 && offset >= 8 && dEnd - d >= 16) {
+                // short copy whose source ends 8+ bytes back: two 8-byte moves, in order
+                LE64.set(dst, d, (long) LE64.get(dst, d - offset));
+                LE64.set(dst, d + 8, (long) LE64.get(dst, d - offset + 8));
+            } else {
+                copyBack(dst, d, offset, (int) length);
+            }
             d += (int) length;
         }
         if (d != dEnd) {
