@@ -247,6 +247,15 @@ def test_highway_random_bytes(java, key, data):
         {"digest": highway64_digest(key, data).hex()}
 
 
+@FUZZ
+@given(data=st.binary(max_size=200), cut=st.tuples(st.integers(0, 200), st.integers(0, 200)))
+def test_highway_of_a_slice(java, data, cut):
+    off, end = sorted(min(c, len(data)) for c in cut)
+    key = meta_hash_key("S")
+    assert java.ask(f"highway {key.hex()} {data.hex()} {off} {end - off}") == \
+        {"digest": highway64_digest(key, data[off:end]).hex()}
+
+
 def test_highway_rejects_a_short_key(java):
     assert "error" in java.ask(f"highway {bytes(31).hex()} 00")
 
@@ -266,6 +275,7 @@ def test_blocks_written_by_jsstore_read_alike(java, jsstore_dirs, compression):
     assert want in algs                      # the sealed blocks are compressed
 
 
+@pytest.mark.natsserver
 def test_blocks_written_by_nats_server_read_alike(java, nats_dir):
     files = block_files(nats_dir)
     assert len(files) >= 2
@@ -289,10 +299,22 @@ def variants(data: bytes, rng: random.Random) -> list[bytes]:
     return out
 
 
-def test_corrupt_compressed_blocks_fail_in_both(java, jsstore_dirs, nats_dir, tmp_path):
+WRITERS = ["jsstore", pytest.param("nats-server", marks=pytest.mark.natsserver)]
+
+
+def written_by(request, writer: str) -> list[tuple[str, str]]:
+    """(stream name, msgs directory) of the stores `writer` wrote (nats-server's only when a
+    test asks for it: the fixture starts the server)."""
+    if writer == "jsstore":
+        dirs = request.getfixturevalue("jsstore_dirs")
+        return [("ORDERS", dirs["s2"]), ("ORDERS", dirs["lz4"])]
+    return [("CMP", request.getfixturevalue("nats_dir"))]
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_corrupt_compressed_blocks_fail_in_both(java, request, writer, tmp_path):
     rng = random.Random(3)
-    sources = [block_files(jsstore_dirs["s2"])[0], block_files(jsstore_dirs["lz4"])[0],
-               block_files(nats_dir)[0]]
+    sources = [block_files(msgs_dir)[0] for _name, msgs_dir in written_by(request, writer)]
     errors = total = 0
     for number, source in enumerate(sources):
         with open(source, "rb") as f:
@@ -439,6 +461,7 @@ def test_index_written_by_jsstore_decodes_alike(java, jsstore_dirs, compression)
     assert any(s[0] == "orders.ü" for s in state["subjects"])
 
 
+@pytest.mark.natsserver
 def test_index_written_by_nats_server_decodes_alike(java, nats_dir):
     state = same_index(java, "CMP", os.path.join(nats_dir, "index.db"))
     assert any(node_count(b["deleted"]) >= 2 for b in state["blocks"])
@@ -450,9 +473,10 @@ def test_index_of_another_stream_name_fails_its_checksum(java, jsstore_dirs):
     assert "checksum" in java.ask(f"index OTHER {path}")["error"]
 
 
-def test_index_with_a_flipped_byte_fails(java, jsstore_dirs, nats_dir, tmp_path):
+@pytest.mark.parametrize("writer", WRITERS)
+def test_index_with_a_flipped_byte_fails(java, request, writer, tmp_path):
     rng = random.Random(5)
-    for name, msgs_dir in (("ORDERS", jsstore_dirs["s2"]), ("CMP", nats_dir)):
+    for name, msgs_dir in written_by(request, writer):
         with open(os.path.join(msgs_dir, "index.db"), "rb") as f:
             data = f.read()
         for at in list(range(12)) + rng.sample(range(len(data)), 40) + [len(data) - 1]:
@@ -468,11 +492,12 @@ def test_index_with_a_flipped_byte_fails(java, jsstore_dirs, nats_dir, tmp_path)
             assert "error" in same_index(java, name, path)
 
 
-def test_index_reread_with_checksums_redone(java, jsstore_dirs, nats_dir, tmp_path):
+@pytest.mark.parametrize("writer", WRITERS)
+def test_index_reread_with_checksums_redone(java, request, writer, tmp_path):
     """Truncated bodies and older version bytes, with a valid checksum: the structure is
     decoded (or rejected) alike."""
     path = str(tmp_path / "index.db")
-    for name, msgs_dir in (("ORDERS", jsstore_dirs["none"]), ("CMP", nats_dir)):
+    for name, msgs_dir in written_by(request, writer):
         with open(os.path.join(msgs_dir, "index.db"), "rb") as f:
             body = f.read()[:-8]
         cases = [body[:cut] for cut in range(24, len(body), max(1, len(body) // 97))]

@@ -4,7 +4,9 @@
  * check many files against the Python implementation:
  *
  *   plain <path>                 {"len": N, "sha256": "<hex>"} of the plain block, or {"error"}
- *   highway <key-hex> <data-hex> {"digest": "<hex>"} (HighwayHash.digest64)
+ *   highway <key-hex> <data-hex> [off len]
+ *                                {"digest": "<hex>"}: HighwayHash.digest64 of the data, or of
+ *                                data[off, off+len)
  *   index <stream> <path>        the decoded index.db (keys as decode_index's dict; subjects as
  *                                [subject, total, fblk, lblk]; lchk in hex) or {"error": ...}
  *
@@ -53,7 +55,9 @@ public final class FormatsInspect {
                     String[] hex = rest.split(" ", -1);
                     byte[] key = HexFormat.of().parseHex(hex[0]);
                     byte[] data = HexFormat.of().parseHex(hex.length > 1 ? hex[1] : "");
-                    byte[] digest = HighwayHash.digest64(key, data, 0, data.length);
+                    int off = hex.length > 3 ? Integer.parseInt(hex[2]) : 0;
+                    int len = hex.length > 3 ? Integer.parseInt(hex[3]) : data.length;
+                    byte[] digest = HighwayHash.digest64(key, data, off, len);
                     return "{\"digest\": \"" + HexFormat.of().formatHex(digest) + "\"}";
                 }
                 case "index": {
