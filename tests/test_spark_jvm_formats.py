@@ -18,6 +18,7 @@ import random
 import shutil
 import subprocess
 
+import lz4.frame
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
@@ -433,6 +434,25 @@ def test_s2_elements_decode_alike(java, tmp_path, first, ops, tamper):
     if last[1] and tamper not in (-1, 1) and len(out) <= 4 << 20:
         assert expected == {"len": len(out) + 8,
                             "sha256": hashlib.sha256(bytes(out) + bytes(range(8))).hexdigest()}
+
+
+def test_lz4_match_offset_zero_reads_as_the_reference_decoder_reads_it(java, tmp_path):
+    """Offset 0 is not valid LZ4, but lz4 1.9's decoder writes zeros for it, so a flipped
+    offset byte can still give the right content (found by the corruption test)."""
+    body = b"ABCDEFGH" + bytes(8) + b"IJKLMNOPQRSTUVWX"
+    reference = lz4.frame.compress(body, content_checksum=True)
+    header, checksum = reference[:15], reference[-4:]
+    assert header[4] & 0x0C == 0x0C                        # content size and checksum
+    block = bytes([0x84]) + b"ABCDEFGH" + b"\x00\x00" + bytes([0xF0, 16 - 15]) + body[16:]
+    frame = header + len(block).to_bytes(4, "little") + block + bytes(4) + checksum
+    plain = body + bytes(range(8))
+    file_header = bytearray(b"cmp\x4c")
+    put_uvarint(file_header, len(plain))
+    path = str(tmp_path / "1.blk")
+    with open(path, "wb") as f:
+        f.write(bytes(file_header) + frame + plain[-8:])
+    assert same_plain(java, path) == {"len": len(plain),
+                                      "sha256": hashlib.sha256(plain).hexdigest()}
 
 
 def test_a_plain_block_starting_with_cmp_stays_plain(java, tmp_path):
