@@ -344,6 +344,29 @@ def test_compressed_random_blocks_read_alike(java, tmp_path, data, alg, repeat):
 
 
 @FUZZ
+@given(data=st.binary(min_size=8, max_size=2000), repeat=st.integers(1, 300),
+       block_size=st.sampled_from([lz4.frame.BLOCKSIZE_MAX64KB, lz4.frame.BLOCKSIZE_MAX256KB]),
+       linked=st.booleans(), block_checksum=st.booleans(), content_checksum=st.booleans(),
+       store_size=st.booleans(), level=st.sampled_from([0, 9]))
+def test_lz4_frames_of_every_option_read_alike(java, tmp_path, data, repeat, block_size, linked,
+                                               block_checksum, content_checksum, store_size,
+                                               level):
+    """jsstore writes one kind of LZ4 frame; the Java decoder reads the others too (independent
+    blocks, block checksums, no content size or checksum, high compression)."""
+    plain = data * repeat
+    frame = lz4.frame.compress(plain[:-8], block_size=block_size, block_linked=linked,
+                               block_checksum=block_checksum, content_checksum=content_checksum,
+                               store_size=store_size, compression_level=level)
+    header = bytearray(b"cmp\x4c")
+    put_uvarint(header, len(plain))
+    path = str(tmp_path / "frame.blk")
+    with open(path, "wb") as f:
+        f.write(bytes(header) + frame + plain[-8:])
+    assert same_plain(java, path) == {"len": len(plain),
+                                      "sha256": hashlib.sha256(plain).hexdigest()}
+
+
+@FUZZ
 @given(garbage=st.binary(max_size=400), snappy=st.booleans())
 def test_garbage_after_an_s2_header_reads_alike(java, tmp_path, garbage, snappy):
     header = bytearray(b"cmp\x01")

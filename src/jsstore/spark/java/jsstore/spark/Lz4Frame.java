@@ -12,7 +12,10 @@
  *   A block is LZ4 sequences: token (literal length << 4 | match length - 4, 15 = more
  *   bytes follow, each adding up to 255), literals, u16 LE offset, match.
  *
- * Every bound is checked; corrupt input gives an IOException.
+ * Every bound is checked; corrupt input gives an IOException. As in lz4 1.9's decoder (which
+ * python-lz4 uses), a match offset of 0 writes zeros; its end-of-block rules (the last 5 bytes
+ * are literals, ...) are not checked here: they depend on its buffers, and the checksums and
+ * sizes catch damaged blocks.
  */
 package jsstore.spark;
 
@@ -59,9 +62,7 @@ final class Lz4Frame {
         boolean blockChecksum = (flg & 0x10) != 0;
         boolean hasSize = (flg & 0x08) != 0;
         boolean contentChecksum = (flg & 0x04) != 0;
-        if ((flg & 0x01) != 0) {
-            throw error("the LZ4 frame needs a dictionary", descriptor);
-        }
+        boolean hasDictId = (flg & 0x01) != 0;
         int blockMax = 1 << (8 + 2 * (bd >>> 4));
         p = descriptor + 2;
         long contentSize = -1;
@@ -71,6 +72,14 @@ final class Lz4Frame {
             }
             contentSize = (le32(src, p) & 0xffffffffL) | (long) le32(src, p + 4) << 32;
             p += 8;
+        }
+        if (hasDictId) {
+            // no dictionary is given: a match reaching before the frame's start fails below,
+            // as in the reference decoder
+            if (end - p < 5) {
+                throw error("the LZ4 frame header is truncated", p);
+            }
+            p += 4;
         }
         if (end - p < 1) {
             throw error("the LZ4 frame header is truncated", p);
