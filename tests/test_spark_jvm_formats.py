@@ -20,6 +20,7 @@ import subprocess
 
 import lz4.frame
 import pytest
+import xxhash
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
@@ -476,6 +477,32 @@ def test_lz4_match_offset_zero_reads_as_the_reference_decoder_reads_it(java, tmp
         f.write(bytes(file_header) + frame + plain[-8:])
     assert same_plain(java, path) == {"len": len(plain),
                                       "sha256": hashlib.sha256(plain).hexdigest()}
+
+
+@pytest.mark.parametrize("reach_back", [False, True])
+def test_lz4_frame_with_a_dictionary_id(java, tmp_path, reach_back):
+    """No dictionary is given: the frame reads when no match reaches before its start."""
+    body = b"ABCDEFGH" * 4 + b"IJKLMNOPQRSTUVWX"
+    # 8 literals, an 8-byte match 8 back (or 9: before the frame's start), 32 literals
+    offset = b"\x09\x00" if reach_back else b"\x08\x00"
+    block = bytes([0x84]) + body[:8] + offset + bytes([0xF0, 32 - 15]) + body[16:]
+    descriptor = bytes([0x40 | 0x20 | 0x08 | 0x04 | 0x01, 0x40]) \
+        + len(body).to_bytes(8, "little") + (12345).to_bytes(4, "little")
+    hc = (xxhash.xxh32_intdigest(descriptor) >> 8) & 0xFF
+    frame = (0x184D2204).to_bytes(4, "little") + descriptor + bytes([hc]) \
+        + len(block).to_bytes(4, "little") + block + bytes(4) \
+        + xxhash.xxh32_intdigest(body).to_bytes(4, "little")
+    plain = body + bytes(range(8))
+    file_header = bytearray(b"cmp\x4c")
+    put_uvarint(file_header, len(plain))
+    path = str(tmp_path / "1.blk")
+    with open(path, "wb") as f:
+        f.write(bytes(file_header) + frame + plain[-8:])
+    expected = same_plain(java, path)
+    if reach_back:
+        assert "error" in expected
+    else:
+        assert expected == {"len": len(plain), "sha256": hashlib.sha256(plain).hexdigest()}
 
 
 def test_a_plain_block_starting_with_cmp_stays_plain(java, tmp_path):
