@@ -50,7 +50,38 @@ final class BlockBytes {
         if (header.alg() == ALG_NONE) {
             return data;
         }
-        return decompress(data, header);
+        byte[] out = new byte[validate(data, header)];
+        decodeValidated(data, header, out);
+        return out;
+    }
+
+    /**
+     * The length of the plain block (data.length when it is not compressed), after checking a
+     * compressed file's header and, for S2, its framing: a buffer can be sized before decoding.
+     */
+    static int plainSize(byte[] data) throws IOException {
+        Header header = header(data);
+        return header.alg() == ALG_NONE ? data.length : validate(data, header);
+    }
+
+    /**
+     * Write the plain block into dst[0, plainSize(data)) and return that length; dst may be
+     * longer (a buffer reused from block to block), the bytes after the length are left as
+     * they are.
+     */
+    static int plainInto(byte[] data, byte[] dst) throws IOException {
+        Header header = header(data);
+        int size = header.alg() == ALG_NONE ? data.length : validate(data, header);
+        if (dst.length < size) {
+            throw new IllegalArgumentException("a " + dst.length + "-byte buffer for a " + size
+                                               + "-byte block");
+        }
+        if (header.alg() == ALG_NONE) {
+            System.arraycopy(data, 0, dst, 0, size);
+        } else {
+            decodeValidated(data, header, dst);
+        }
+        return size;
     }
 
     /** Classify a block file (IOException for a "cmp" header that is neither plain nor valid). */
@@ -81,9 +112,15 @@ final class BlockBytes {
         return new Header(alg, originalSize, pos);
     }
 
-    private static byte[] decompress(byte[] data, Header header) throws IOException {
+    private static String name(Header header) {
+        return header.alg() == ALG_S2 ? "S2 block file" : "LZ4 block file";
+    }
+
+    // A compressed file's sizes, and an S2 file's framing, checked before anything is
+    // allocated for its contents; returns the plain size.
+    private static int validate(byte[] data, Header header) throws IOException {
         int size = data.length;
-        String name = header.alg() == ALG_S2 ? "S2 block file" : "LZ4 block file";
+        String name = name(header);
         int headerLen = header.headerLen();
         long originalSize = header.originalSize();
         if (size - headerLen < CHECKSUM_SIZE) {
@@ -96,20 +133,30 @@ final class BlockBytes {
             throw new IOException(name + ": implausible original size "
                                   + Long.toUnsignedString(originalSize) + " in the header");
         }
-        int bodyLen = (int) originalSize - CHECKSUM_SIZE;
-        int streamLen = size - headerLen - CHECKSUM_SIZE;
-        byte[] out = new byte[(int) originalSize];
         if (header.alg() == ALG_S2) {
-            long total = S2.streamDecodedLen(data, headerLen, streamLen, name);
+            long bodyLen = originalSize - CHECKSUM_SIZE;
+            long total = S2.streamDecodedLen(data, headerLen, size - headerLen - CHECKSUM_SIZE,
+                                             name);
             if (total != bodyLen) {
                 throw new IOException(name + ": stream decodes to " + total + " bytes, header says "
                                       + bodyLen + " (+ " + CHECKSUM_SIZE + " checksum bytes)");
             }
-            S2.decodeStream(data, headerLen, streamLen, out, bodyLen, name);
-        } else {
-            Lz4Frame.decode(data, headerLen, streamLen, out, bodyLen);
         }
-        System.arraycopy(data, size - CHECKSUM_SIZE, out, bodyLen, CHECKSUM_SIZE);
-        return out;
+        return (int) originalSize;
+    }
+
+    // Decode a validated compressed file into dst[0, originalSize).
+    private static void decodeValidated(byte[] data, Header header, byte[] dst)
+            throws IOException {
+        int size = data.length;
+        int headerLen = header.headerLen();
+        int bodyLen = (int) header.originalSize() - CHECKSUM_SIZE;
+        int streamLen = size - headerLen - CHECKSUM_SIZE;
+        if (header.alg() == ALG_S2) {
+            S2.decodeStream(data, headerLen, streamLen, dst, bodyLen, name(header));
+        } else {
+            Lz4Frame.decode(data, headerLen, streamLen, dst, bodyLen);
+        }
+        System.arraycopy(data, size - CHECKSUM_SIZE, dst, bodyLen, CHECKSUM_SIZE);
     }
 }

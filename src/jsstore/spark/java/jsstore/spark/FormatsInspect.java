@@ -4,6 +4,7 @@
  * check many files against the Python implementation:
  *
  *   plain <path>                 {"len": N, "sha256": "<hex>"} of the plain block, or {"error"}
+ *                                (plainSize + plainInto into a reused buffer must agree)
  *   highway <key-hex> <data-hex> [off len]
  *                                {"digest": "<hex>"}: HighwayHash.digest64 of the data, or of
  *                                data[off, off+len)
@@ -73,8 +74,24 @@ public final class FormatsInspect {
         }
     }
 
+    // plainInto's buffer, reused from command to command (so it holds the last block's bytes)
+    private static byte[] reused = new byte[0];
+
     private static String plain(String path) throws IOException {
         byte[] data = BlockBytes.readPlain(Path.of(path));
+        // the same bytes through plainSize and plainInto, into a longer buffer already used
+        byte[] raw = Files.readAllBytes(Path.of(path));
+        int size = BlockBytes.plainSize(raw);
+        if (reused.length < size + 64) {
+            byte[] grown = new byte[size + 64 + size / 2];
+            java.util.Arrays.fill(grown, (byte) 0x5a);
+            System.arraycopy(reused, 0, grown, 0, reused.length);
+            reused = grown;
+        }
+        if (BlockBytes.plainInto(raw, reused) != size || size != data.length
+            || !java.util.Arrays.equals(reused, 0, size, data, 0, size)) {
+            return error("plainSize/plainInto differ from readPlain");
+        }
         try {
             byte[] sha = MessageDigest.getInstance("SHA-256").digest(data);
             return "{\"len\": " + data.length + ", \"sha256\": \""
