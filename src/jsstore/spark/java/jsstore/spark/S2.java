@@ -56,17 +56,6 @@ final class S2 {
         walk(src, off, len, dst, dstLen, what);
     }
 
-    /** The whole decoded stream. */
-    static byte[] decodeStream(byte[] src, int off, int len, String what) throws IOException {
-        long total = streamDecodedLen(src, off, len, what);
-        if (total > Integer.MAX_VALUE - 8) {
-            throw new IOException(what + ": stream decodes to " + total + " bytes, too many");
-        }
-        byte[] out = new byte[(int) total];
-        walk(src, off, len, out, out.length, what);
-        return out;
-    }
-
     private static boolean matches(byte[] src, int at, byte[] text) {
         for (int i = 0; i < text.length; i++) {
             if (src[at + i] != text[i]) {
