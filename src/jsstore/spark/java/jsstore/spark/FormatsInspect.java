@@ -25,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.HexFormat;
 
 public final class FormatsInspect {
@@ -84,12 +85,12 @@ public final class FormatsInspect {
         int size = BlockBytes.plainSize(raw);
         if (reused.length < size + 64) {
             byte[] grown = new byte[size + 64 + size / 2];
-            java.util.Arrays.fill(grown, (byte) 0x5a);
+            Arrays.fill(grown, (byte) 0x5a);
             System.arraycopy(reused, 0, grown, 0, reused.length);
             reused = grown;
         }
         if (BlockBytes.plainInto(raw, reused) != size || size != data.length
-            || !java.util.Arrays.equals(reused, 0, size, data, 0, size)) {
+            || !Arrays.equals(reused, 0, size, data, 0, size)) {
             return error("plainSize/plainInto differ from readPlain");
         }
         try {

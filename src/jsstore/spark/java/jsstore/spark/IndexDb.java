@@ -26,6 +26,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 
@@ -130,10 +131,9 @@ final class IndexDb {
         }
         long lastIndex = r.uvarint();
         int at = r.take(8);
-        byte[] lchk = java.util.Arrays.copyOfRange(buf, at, at + 8);
+        byte[] lchk = Arrays.copyOfRange(buf, at, at + 8);
         return new IndexDb(head, lastIndex, lchk, subjects, blocks);
     }
-
 
     // nats-server's avl.SequenceSet encoding (jsstore._core.seqcodec), little-endian:
     //   v2: u8 magic 22, u8 version 2, u32 node_count, u32 size,
@@ -183,7 +183,7 @@ final class IndexDb {
                                        + " holds sequences beyond 2**64-1");
                     }
                     if (n == members.length) {
-                        members = java.util.Arrays.copyOf(members, n * 2);
+                        members = Arrays.copyOf(members, n * 2);
                     }
                     members[n++] = nodeBase + offset;
                     bits &= bits - 1;
@@ -194,7 +194,7 @@ final class IndexDb {
         for (int i = 0; i < n; i++) {
             members[i] ^= Long.MIN_VALUE;
         }
-        java.util.Arrays.sort(members, 0, n);
+        Arrays.sort(members, 0, n);
         int kept = 0;
         for (int i = 0; i < n; i++) {
             if (kept == 0 || members[i] != members[kept - 1]) {
@@ -209,7 +209,7 @@ final class IndexDb {
                            + " members, the nodes hold " + kept);
         }
         used[0] = headerLen + (int) nodeCount * nodeLen;
-        return java.util.Arrays.copyOf(members, kept);
+        return Arrays.copyOf(members, kept);
     }
 
     private static long le32(byte[] b, int p) {

@@ -20,6 +20,7 @@
 package jsstore.spark;
 
 import java.io.IOException;
+import java.util.Arrays;
 import net.jpountz.xxhash.XXHash32;
 import net.jpountz.xxhash.XXHashFactory;
 
@@ -207,7 +208,7 @@ final class Lz4Frame {
             if (offset == 0) {
                 // not valid LZ4, but the reference decoder (1.9.x, which python-lz4 uses)
                 // accepts it and writes zeros; the content checksum decides, as there
-                java.util.Arrays.fill(dst, d, d + (int) match, (byte) 0);
+                Arrays.fill(dst, d, d + (int) match, (byte) 0);
             } else if (offset >= match) {
                 System.arraycopy(dst, from, dst, d, (int) match);
             } else {
