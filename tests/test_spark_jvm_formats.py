@@ -505,6 +505,58 @@ def test_lz4_frame_with_a_dictionary_id(java, tmp_path, reach_back):
         assert expected == {"len": len(plain), "sha256": hashlib.sha256(plain).hexdigest()}
 
 
+def masked_crc(data: bytes) -> bytes:
+    crc = _crc32c(data)
+    return ((((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+def chunk(kind: int, body: bytes) -> bytes:
+    return bytes([kind]) + len(body).to_bytes(3, "little") + body
+
+
+S2_ID = chunk(0xFF, b"S2sTwO")
+SNAPPY_ID = chunk(0xFF, b"sNaPpY")
+BIG = bytes(range(256)) * 300                       # 76800 bytes: over Snappy's 64 KiB
+FRAMINGS = {                                        # name: (chunks, decodes to or None)
+    "stored": ([S2_ID, chunk(1, masked_crc(b"hello") + b"hello")], b"hello"),
+    "padding and skippable": ([S2_ID, chunk(0xFE, bytes(5)), chunk(0x99, b"index"),
+                               chunk(1, masked_crc(b"ab") + b"ab"), chunk(0x80, b"")], b"ab"),
+    "two streams": ([SNAPPY_ID, chunk(1, masked_crc(b"x") + b"x"), S2_ID,
+                     chunk(1, masked_crc(b"y") + b"y")], b"xy"),
+    "big chunk in S2": ([S2_ID, chunk(1, masked_crc(BIG) + BIG)], BIG),
+    "big chunk in Snappy": ([SNAPPY_ID, chunk(1, masked_crc(BIG) + BIG)], None),
+    "compressed": ([S2_ID, chunk(0, masked_crc(b"abcabcabc") + b"\x09\x08abc\x09\x03")],
+                   b"abcabcabc"),
+    "no identifier": ([chunk(1, masked_crc(b"hello") + b"hello")], None),
+    "bad identifier": ([chunk(0xFF, b"sNaPpZ"), chunk(1, masked_crc(b"a") + b"a")], None),
+    "short identifier": ([chunk(0xFF, b"S2sTw"), chunk(1, masked_crc(b"a") + b"a")], None),
+    "reserved chunk": ([S2_ID, chunk(0x05, b"")], None),
+    "crc mismatch": ([S2_ID, chunk(1, masked_crc(b"hellp") + b"hello")], None),
+    "chunk shorter than its crc": ([S2_ID, chunk(1, b"abc")], None),
+    "truncated chunk": ([S2_ID, chunk(1, masked_crc(b"hello") + b"hello")[:-1]], None),
+    "repeat first": ([S2_ID, chunk(0, masked_crc(bytes(4)) + b"\x04\x01\x00")], None),
+    "preamble too long": ([S2_ID, chunk(0, masked_crc(b"ab") + b"\x03\x04ab")], None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FRAMINGS))
+def test_s2_framing_reads_alike(java, tmp_path, name):
+    chunks, decoded = FRAMINGS[name]
+    stream = b"".join(chunks)
+    body_len = len(decoded) if decoded is not None else 5
+    header = bytearray(b"cmp\x01")
+    put_uvarint(header, body_len + 8)
+    path = str(tmp_path / "1.blk")
+    with open(path, "wb") as f:
+        f.write(bytes(header) + stream + bytes(range(8)))
+    expected = same_plain(java, path)
+    if decoded is None:
+        assert "error" in expected
+    else:
+        plain = decoded + bytes(range(8))
+        assert expected == {"len": len(plain), "sha256": hashlib.sha256(plain).hexdigest()}
+
+
 def test_a_plain_block_starting_with_cmp_stays_plain(java, tmp_path):
     # "cmp\x00" read as a record length is 7.0 MiB: a file that long is a plain block
     path = str(tmp_path / "1.blk")
