@@ -8,13 +8,15 @@ the jsstore and Parquet sides of a comparison run in turn, after a warm-up of bo
 Workload (bench/data.py): N messages of 128 random bytes on 1,000 subjects, stored by
 jsstore's FileStore (8 MiB blocks) and the same rows written as Parquet by Spark.
 
-  full           every row and column into format("noop"): jsstore vs Parquet, target >= 0.8x,
-                 and the floor of any Python source: the same batches ready-made
+  full           every row and column into format("noop"): the JVM reader (format
+                 "jsstore-jvm") and the Python source vs Parquet, target >= 0.8x, and the
+                 floor of any Python source: the same batches ready-made
                  (bench/sparkfloor.py), so that only Spark's part of the read is left
   breakdown      where a full read's time goes: the core alone (no Spark), the planner round
                  trips, a bare job, a query with nothing to read, projections (jsstore and
                  its floor), batch size, partitions
-  queries        subject = <one of 1,000> and a 5% time window: jsstore vs Parquet
+  queries        subject = <one of 1,000> and a 5% time window: jsstore (JVM reader and
+                 Python source) vs Parquet
                  (target >= 3x, bytes read <= 20% of a full scan) beside jsstore's query with
                  every block pruned; subjects interleaved (message i on subject i % 1000)
                  and in runs (1,000 messages each)
@@ -53,6 +55,7 @@ import sparkfloor  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 import jsstore  # noqa: E402
+from jsstore.spark import jvmjar  # noqa: E402
 from jsstore import StoreOptions, StreamConfig  # noqa: E402
 from jsstore.spark import natsclient  # noqa: E402
 from jsstore.spark.arrow import STREAM_COLUMNS  # noqa: E402
@@ -67,6 +70,7 @@ STREAM = "BENCH"
 CHUNK = 1000                      # messages per store_batch call (one timestamp each)
 RUN = 1000                        # the "runs" layout: consecutive messages per subject
 SECTIONS = ("full", "breakdown", "queries", "nats", "write")
+JVM = "jsstore-jvm"
 WARMUP = 5                        # full reads of each kind before anything is timed
 NATS_N = 200_000                  # messages read over NATS by both readers
 HEADERLESS = "seq BIGINT, subject STRING, time TIMESTAMP, time_ns BIGINT, data BINARY"
@@ -115,7 +119,8 @@ def session():
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.python.filterPushdown.enabled", "true")
-             .config("spark.driver.memory", "2g").getOrCreate())
+             .config("spark.driver.memory", "2g")
+             .config("spark.jars", jvmjar.jar_path()).getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(sparkfloor.FloorDataSource)
     spark.dataSource.register(sparkfloor.NothingDataSource)
@@ -133,6 +138,19 @@ def jsstore_df(spark, directory, schema=None, source="jsstore", **options):
 
 def noop(df) -> None:
     df.write.format("noop").mode("overwrite").save()
+
+
+def jvm_bytes_read(df) -> int:
+    """The bytes the JVM reader's tasks read for this query (its scan's metric: block bytes,
+    or subject index and record bytes where a subject index was used)."""
+    execution = df._jdf.queryExecution()
+    execution.executedPlan().executeCollect()
+    leaves = execution.executedPlan().collectLeaves()
+    for i in range(leaves.size()):
+        metrics = leaves.apply(i).metrics()
+        if metrics.contains("blockBytesRead"):
+            return metrics.apply("blockBytesRead").value()
+    raise RuntimeError("no jsstore-jvm scan in the plan")
 
 
 def planned_bytes(directory: str, scan: ScanFilter) -> int:
@@ -163,15 +181,19 @@ async def nats_py_ordered(url: str, count: int) -> int:
 
 
 def full_read(spark, base: str, parquet: str, reps: int, report) -> None:
-    print("full read into noop (jsstore, its floor and Parquet in turn)", flush=True)
-    full_js, floor, full_pq = medians_in_turn(
+    print("full read into noop (JVM reader, Python source, its floor and Parquet in turn)",
+          flush=True)
+    full_jvm, full_js, floor, full_pq = medians_in_turn(
+        lambda: noop(jsstore_df(spark, base, source=JVM)),
         lambda: noop(jsstore_df(spark, base)),
         lambda: noop(jsstore_df(spark, base, source=sparkfloor.FLOOR_NAME)),
         lambda: noop(spark.read.parquet(parquet)), reps=reps)
-    report("jsstore full read", full_js)
+    report("jsstore-jvm full read", full_jvm)
+    report("jsstore (Python source) full read", full_js)
     report("floor: the same batches ready-made (no reading, no building)", floor)
     report("parquet full read", full_pq)
-    report("ratio jsstore/parquet speed (target >= 0.8)", full_pq / full_js, "x")
+    report("ratio jsstore-jvm/parquet speed (target >= 0.8)", full_pq / full_jvm, "x")
+    report("ratio Python source/parquet speed", full_pq / full_js, "x")
     report("ratio floor/parquet speed (best any Python reader gets)", full_pq / floor, "x")
 
 
@@ -196,6 +218,25 @@ def breakdown(spark, base: str, parquet: str, reps: int, report) -> None:
     report("spark: a query with every block pruned (fixed cost per query)", pruned)
     report("spark: the same query of a Python source that reads nothing", nothing)
     report("parquet: a query with every row group pruned", pruned_pq)
+    for label, columns in (("every column", list(STREAM_COLUMNS)),
+                           ("every column but headers", [c for c in STREAM_COLUMNS if c != "headers"]),
+                           ("seq, subject", ["seq", "subject"]), ("seq", ["seq"])):
+        jvm, pq = medians_in_turn(
+            lambda: noop(jsstore_df(spark, base, source=JVM).select(*columns)),
+            lambda: noop(spark.read.parquet(parquet).select(*columns)), reps=reps)
+        report(f"jvm: {label}", jvm)
+        report(f"parquet: {label}", pq)
+    for rows in (1024, 4096, 16384, 65536):
+        report(f"jvm: batch_rows {rows}",
+               median_time(lambda: noop(jsstore_df(spark, base, source=JVM, batch_rows=rows)), reps))
+    for size in (16 << 20, 64 << 20, 256 << 20):
+        parts = jsstore_df(spark, base, source=JVM, partition_bytes=size).rdd.getNumPartitions()
+        report(f"jvm: partition_bytes {size >> 20} MiB ({parts} partitions)",
+               median_time(lambda: noop(jsstore_df(spark, base, source=JVM,
+                                                   partition_bytes=size)), reps))
+    report("jvm: a query with every block pruned (fixed cost per query)",
+           median_time(lambda: noop(jsstore_df(spark, base, source=JVM)
+                                    .filter("seq > 100000000000")), reps))
     for label, schema in (("every column but headers", HEADERLESS),
                           ("every column but data", DATALESS),
                           ("seq, subject only (projection by schema)", "seq BIGINT, subject STRING"),
@@ -238,21 +279,33 @@ def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -
         for name, condition, scan in (
                 ("one subject", subject, ScanFilter(exact={chosen})),
                 ("5% window", window, ScanFilter(time_low=low, time_high=high))):
-            t_js, t_pq, t_none = medians_in_turn(
+            started = time.perf_counter()
+            first_read = jvm_bytes_read(jsstore_df(spark, directory, source=JVM).filter(condition))
+            report(f"{layout}: {name}: jsstore-jvm first query (writes subject indexes)",
+                   time.perf_counter() - started)
+            report(f"{layout}: {name}: jsstore-jvm first query bytes read / full scan",
+                   first_read / full_bytes, "")
+            t_jvm, t_js, t_pq, t_none = medians_in_turn(
+                lambda: noop(jsstore_df(spark, directory, source=JVM).filter(condition)),
                 lambda: noop(jsstore_df(spark, directory).filter(condition)),
                 lambda: noop(spark.read.parquet(pq_dir).filter(condition)),
-                lambda: noop(jsstore_df(spark, directory).filter("seq > 100000000000")),
+                lambda: noop(jsstore_df(spark, directory, source=JVM).filter("seq > 100000000000")),
                 reps=reps)
             read = planned_bytes(directory, scan)
-            report(f"{layout}: {name}: jsstore", t_js)
+            read_jvm = jvm_bytes_read(jsstore_df(spark, directory, source=JVM).filter(condition))
+            report(f"{layout}: {name}: jsstore-jvm", t_jvm)
+            report(f"{layout}: {name}: jsstore (Python source)", t_js)
             report(f"{layout}: {name}: parquet", t_pq)
-            report(f"{layout}: {name}: jsstore, every block pruned", t_none)
-            report(f"{layout}: {name}: speed ratio (target >= 3)", t_pq / t_js, "x")
+            report(f"{layout}: {name}: jsstore-jvm, every block pruned", t_none)
+            report(f"{layout}: {name}: jvm speed ratio (target >= 3)", t_pq / t_jvm, "x")
+            report(f"{layout}: {name}: Python source speed ratio", t_pq / t_js, "x")
             report(f"{layout}: {name}: ratio if reading cost nothing", t_pq / t_none, "x")
             report(f"{layout}: {name}: MB read (full scan {full_bytes / 1e6:.1f} MB)",
                    read / 1e6, "MB")
-            report(f"{layout}: {name}: bytes read / full scan (target <= 0.2)",
+            report(f"{layout}: {name}: Python source bytes read / full scan",
                    read / full_bytes, "")
+            report(f"{layout}: {name}: jvm bytes read / full scan (target <= 0.2)",
+                   read_jvm / full_bytes, "")
 
 
 def allow_direct(url: str, on: bool) -> None:
@@ -328,6 +381,8 @@ def main(argv=None) -> int:
     if args.skip_nats:
         sections.discard("nats")
     root = tempfile.mkdtemp(prefix="jsstore-spark-bench-", dir=args.dir)
+    # the JVM reader's subject indexes: this run's own, started empty (set before the JVM starts)
+    os.environ["JSSTORE_SUBJECT_INDEX_DIR"] = os.path.join(root, "subject-index")
     results: dict[str, float] = {}
 
     def report(name: str, value: float, unit: str = "s") -> None:
@@ -347,6 +402,7 @@ def main(argv=None) -> int:
         # warm the Python workers and the JIT: the first reads of either kind run up to
         # twice as long as the later ones while the JVM compiles the row conversion
         for _ in range(WARMUP):
+            noop(jsstore_df(spark, base, source=JVM))
             noop(jsstore_df(spark, base))
             noop(jsstore_df(spark, base, source=sparkfloor.FLOOR_NAME))
             noop(spark.read.parquet(parquet))

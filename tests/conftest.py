@@ -16,7 +16,7 @@ import pytest
 
 import jsstore
 from jsstore import StoreOptions, StreamConfig
-from sparksession import spark  # noqa: F401  (one Spark session shared by test_spark_*.py)
+from sparksession import source_format, spark  # noqa: F401  (one Spark session shared by test_spark_*.py)
 
 TINY_BLOCK = 1024
 PLUGIN = "jsstore.testing.plugin"

@@ -9,13 +9,17 @@ import sys
 import pytest
 
 import jsstore
+from sparksession import require_jvm_reader
 
 pytestmark = pytest.mark.spark
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 
-def test_export_with_subject_filter_and_since(spark, tmp_path):
+@pytest.mark.parametrize("reader", ["python", "jvm"])
+def test_export_with_subject_filter_and_since(spark, tmp_path, reader):
+    if reader == "jvm":
+        require_jvm_reader()
     directory = str(tmp_path / "store")
     with jsstore.open(directory) as js:
         js.add_stream(name="ORDERS", subjects=["orders.>"])
@@ -27,7 +31,7 @@ def test_export_with_subject_filter_and_since(spark, tmp_path):
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, "-m", "jsstore", "export", "--store", directory,
                            "--stream", "ORDERS", "--to", out, "--subject", "orders.eu.*",
-                           "--since", since, "--master", "local[1]"],
+                           "--since", since, "--master", "local[1]", "--reader", reader],
                           capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "exported 150 messages" in done.stderr

@@ -70,19 +70,19 @@ def nats_store(tmp_path_factory):
         yield directory, expected, server
 
 
-def test_directory_nats_server_writes_reads_as_nats_py_reads(spark, nats_store):
+def test_directory_nats_server_writes_reads_as_nats_py_reads(spark, source_format, nats_store):
     directory, expected, _server = nats_store
-    df = spark.read.format("jsstore").option("path", directory).option("stream", "EVENTS").load()
+    df = spark.read.format(source_format).option("path", directory).option("stream", "EVENTS").load()
     assert rows(df) == expected          # the server is running: its index.db is stale
 
 
-def test_directory_after_nats_server_stopped(spark, nats_store, tmp_path):
+def test_directory_after_nats_server_stopped(spark, source_format, nats_store, tmp_path):
     directory, expected, server = nats_store
     copy = str(tmp_path / "copy")
     shutil.copytree(directory, copy)
     with nats_server(copy):
         pass                             # a clean stop writes a current index.db
-    df = spark.read.format("jsstore").option("path", copy).option("stream", "EVENTS").load()
+    df = spark.read.format(source_format).option("path", copy).option("stream", "EVENTS").load()
     assert rows(df) == expected
     pushed = rows(df.filter("subject IN ('ev.1.x', 'ev.7.x') AND seq > 2000"))
     assert pushed == [r for r in expected if r[1] == "ev.1.x" and r[0] > 2000]

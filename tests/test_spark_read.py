@@ -49,8 +49,8 @@ def fill(directory, count=3000, compression="none", block_size=16 * 1024):
     return out
 
 
-def reader(spark, directory, **options):
-    read = spark.read.format("jsstore").option("path", directory).option("stream", "ORDERS")
+def reader(spark, directory, fmt="jsstore", **options):
+    read = spark.read.format(fmt).option("path", directory).option("stream", "ORDERS")
     for key, value in options.items():
         read = read.option(key, str(value))
     return read.load()
@@ -67,9 +67,9 @@ def orders(tmp_path_factory):
 
 
 @pytest.mark.parametrize("compression", ["none", "s2", "lz4"])
-def test_every_column_reads_back(spark, tmp_path, compression):
+def test_every_column_reads_back(spark, source_format, tmp_path, compression):
     expected = fill(str(tmp_path), compression=compression)
-    df = reader(spark, str(tmp_path))
+    df = reader(spark, str(tmp_path), source_format)
     assert df.columns == ["seq", "subject", "time", "time_ns", "headers", "data"]
     got = rows_by_seq(df)
     assert sorted(got) == sorted(expected)
@@ -83,15 +83,15 @@ def test_every_column_reads_back(spark, tmp_path, compression):
         assert row["headers"] == header_map(hdr)
 
 
-def test_repeated_header_keys_keep_every_value(spark, orders):
+def test_repeated_header_keys_keep_every_value(spark, source_format, orders):
     directory, expected = orders
-    row = reader(spark, directory).filter("seq = 1").collect()[0]
+    row = reader(spark, directory, source_format).filter("seq = 1").collect()[0]
     assert row["headers"]["Tag"] == ["a", "b0"]
     assert row["headers"]["Empty"] == [""]
     assert row["headers"]["Nats-Msg-Id"] == ["m-0"]
 
 
-def test_a_store_that_is_open_reads_the_same(spark, tmp_path):
+def test_a_store_that_is_open_reads_the_same(spark, source_format, tmp_path):
     """Without index.db (jsstore removes it while a store is open) the planner walks the
     blocks and finds the deletes from their tombstones."""
     expected = fill(str(tmp_path))
@@ -100,14 +100,14 @@ def test_a_store_that_is_open_reads_the_same(spark, tmp_path):
         js.delete_msg("ORDERS", 42, no_erase=True)
         assert not os.path.exists(os.path.join(jsstore.stream_dir(str(tmp_path), "ORDERS"),
                                                "msgs", "index.db"))
-        got = rows_by_seq(reader(spark, str(tmp_path)))
+        got = rows_by_seq(reader(spark, str(tmp_path), source_format))
     want = set(expected) - {42} | {extra}
     assert set(got) == want
 
 
-def test_projection_by_user_schema(spark, orders):
+def test_projection_by_user_schema(spark, source_format, orders):
     directory, expected = orders
-    df = (spark.read.format("jsstore").schema("subject STRING, seq BIGINT")
+    df = (spark.read.format(source_format).schema("subject STRING, seq BIGINT")
           .option("path", directory).option("stream", "ORDERS").load())
     rows = df.collect()
     assert df.columns == ["subject", "seq"]
@@ -133,16 +133,16 @@ FILTERS = [
 
 
 @pytest.mark.parametrize("condition", FILTERS)
-def test_pushdown_gives_what_spark_filtering_gives(spark, orders, condition):
+def test_pushdown_gives_what_spark_filtering_gives(spark, source_format, orders, condition):
     directory, _ = orders
-    pushed = reader(spark, directory).filter(condition)
+    pushed = reader(spark, directory, source_format).filter(condition)
     plain = reader(spark, directory, pushdown="false").filter(condition)
     got = sorted((r["seq"], r["subject"], bytes(r["data"])) for r in pushed.collect())
     want = sorted((r["seq"], r["subject"], bytes(r["data"])) for r in plain.collect())
     assert got == want
 
 
-def test_time_filters_pushed_down(spark, orders):
+def test_time_filters_pushed_down(spark, source_format, orders):
     directory, expected = orders
     times = sorted(ts for (_s, _h, _d, ts) in expected.values())
     middle_ns = times[len(times) // 2]
@@ -151,25 +151,25 @@ def test_time_filters_pushed_down(spark, orders):
     for condition in ("time > '{t}'", "time >= '{t}'", "time < '{t}'", "time = '{t}'",
                       f"time_ns >= {middle_ns} AND time_ns < {middle_ns + 5_000_000}"):
         text = condition.format(t=cut.strftime("%Y-%m-%d %H:%M:%S.%f"))
-        got = sorted(r["seq"] for r in reader(spark, directory).filter(text).collect())
+        got = sorted(r["seq"] for r in reader(spark, directory, source_format).filter(text).collect())
         want = sorted(r["seq"] for r in plain.filter(text).collect())
         assert got == want, text
 
 
-def test_subject_filter_option_takes_nats_wildcards(spark, orders):
+def test_subject_filter_option_takes_nats_wildcards(spark, source_format, orders):
     directory, expected = orders
     for nats_filter, matches in (("orders.*.new", lambda s: s.endswith(".new")),
                                  ("orders.eu.>", lambda s: s.startswith("orders.eu.")),
                                  ("orders.us.paid,orders.early.*",
                                   lambda s: s == "orders.us.paid" or s.startswith("orders.early."))):
-        got = sorted(r["seq"] for r in reader(spark, directory, subject_filter=nats_filter)
+        got = sorted(r["seq"] for r in reader(spark, directory, source_format, subject_filter=nats_filter)
                      .select("seq").collect())
         assert got == sorted(s for s, v in expected.items() if matches(v[0])), nats_filter
 
 
-def test_pruning_shows_in_the_planned_partitions(spark, orders):
+def test_pruning_shows_in_the_planned_partitions(spark, source_format, orders):
     directory, expected = orders
-    everything = reader(spark, directory, partition_bytes=1)
+    everything = reader(spark, directory, source_format, partition_bytes=1)
     total = everything.rdd.getNumPartitions()
     assert total >= 8
     narrow = everything.filter("seq BETWEEN 1200 AND 1300")
@@ -182,16 +182,16 @@ def test_pruning_shows_in_the_planned_partitions(spark, orders):
     assert recent.rdd.getNumPartitions() == 1 and recent.count() == 1
 
 
-def test_everything_pruned_reads_nothing(spark, orders):
+def test_everything_pruned_reads_nothing(spark, source_format, orders):
     directory, _ = orders
-    assert reader(spark, directory).filter("seq > 100000000").count() == 0
-    assert reader(spark, directory).filter("subject = 'orders.none'").count() == 0
+    assert reader(spark, directory, source_format).filter("seq > 100000000").count() == 0
+    assert reader(spark, directory, source_format).filter("subject = 'orders.none'").count() == 0
 
 
-def test_unknown_stream_fails_clearly(spark, orders):
+def test_unknown_stream_fails_clearly(spark, source_format, orders):
     directory, _ = orders
     with pytest.raises(Exception, match="no stream 'MISSING'"):
-        spark.read.format("jsstore").option("path", directory).option("stream", "MISSING").load().count()
+        spark.read.format(source_format).option("path", directory).option("stream", "MISSING").load().count()
 
 
 # -- KV buckets ---------------------------------------------------------------------------------

@@ -2,11 +2,19 @@
 // s2 or LZ4 compressed) and walked by BlockColumns into reused on-heap column vectors. A
 // block removed since planning (limits, compaction) reads as empty: the store no longer
 // holds those messages.
+//
+// A query for exact subjects reads a sealed, uncompressed block through its subject index
+// (SubjectIndex) when there is a current one: only those subjects' records; otherwise it
+// reads the whole block and writes the index for the next query (a cache that cannot be
+// written is done without).
 package jsstore.spark;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.List;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
@@ -20,6 +28,8 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     private final String[] columns;
     private final int batchRows;
     private final SubjectMatch match;
+    private final Path indexDir;                    // null: no subject indexes
+    private final List<String> subjects;           // the exact subjects asked for, or null
     private final WritableColumnVector[] vectors;
     private final ColumnarBatch batch;
     private int next;                               // the next slice to open
@@ -27,12 +37,15 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     private long bytesRead;
     private long recordsWalked;
 
-    BlockPartitionReader(BlockPartition partition, ScanFilter scan, String[] columns, int batchRows) {
+    BlockPartitionReader(BlockPartition partition, ScanFilter scan, String[] columns, int batchRows,
+                         String subjectIndexDir) {
         this.partition = partition;
         this.scan = scan;
         this.columns = columns;
         this.batchRows = batchRows;
         this.match = scan.match();
+        this.subjects = scan.exact != null ? scan.reducedExact() : null;
+        this.indexDir = subjectIndexDir != null && subjects != null ? Paths.get(subjectIndexDir) : null;
         this.vectors = new WritableColumnVector[columns.length];
         for (int i = 0; i < columns.length; i++) {
             vectors[i] = new OnHeapColumnVector(batchRows, StreamSchema.TABLE.apply(columns[i]).dataType());
@@ -59,18 +72,58 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     private boolean open() throws IOException {
         while (next < partition.slices().size()) {
             BlockSlice piece = partition.slices().get(next++);
-            byte[] plain;
+            Path block = Paths.get(piece.path());
+            Path indexFile = indexDir != null && piece.sealed() ? SubjectIndex.location(indexDir, block) : null;
+            byte[] records;
             try {
-                plain = BlockBytes.readPlain(Paths.get(piece.path()));
+                SubjectIndex.Found found = indexFile == null ? null : indexed(indexFile, block);
+                if (found != null) {
+                    records = found.records();
+                    bytesRead += found.bytesRead();
+                } else {
+                    SubjectIndex.BlockStamp stamp = indexFile == null ? null : SubjectIndex.BlockStamp.of(block);
+                    byte[] raw = Files.readAllBytes(block);
+                    bytesRead += raw.length;
+                    records = plainBytes(block, raw);
+                    if (stamp != null && records == raw && stamp.size() == raw.length) {
+                        writeIndex(indexFile, raw, stamp);
+                    }
+                }
             } catch (NoSuchFileException gone) {
                 continue;
             }
-            bytesRead += piece.size();
-            walker = new BlockColumns(plain, columns, piece.seqLow(), piece.seqHigh(), scan.timeLow,
+            walker = new BlockColumns(records, columns, piece.seqLow(), piece.seqHigh(), scan.timeLow,
                     scan.timeHigh, piece.deleted(), match);
             return true;
         }
         return false;
+    }
+
+    /** The records by a current subject index, or null (none, or one that does not read). */
+    private SubjectIndex.Found indexed(Path indexFile, Path block) throws NoSuchFileException {
+        try {
+            return SubjectIndex.read(indexFile, block, subjects);
+        } catch (NoSuchFileException blockGone) {
+            throw blockGone;
+        } catch (IOException | RuntimeException unusable) {
+            return null;
+        }
+    }
+
+    private static byte[] plainBytes(Path block, byte[] raw) throws IOException {
+        try {
+            return BlockBytes.plain(raw);
+        } catch (IOException corrupt) {
+            throw new IOException(block + ": " + corrupt.getMessage(), corrupt);
+        }
+    }
+
+    private static void writeIndex(Path indexFile, byte[] plain, SubjectIndex.BlockStamp stamp) {
+        try {
+            SubjectIndex.write(indexFile, plain, stamp);
+        } catch (IOException | RuntimeException unwritable) {
+            // a read-only or full cache directory: this query and the next read whole blocks
+        }
     }
 
     @Override

@@ -15,12 +15,15 @@ final class BlockReaderFactory implements PartitionReaderFactory {
     private final String[] columns;
     private final int batchRows;
     private final boolean columnar;
+    private final String subjectIndexDir;
 
-    BlockReaderFactory(ScanFilter scan, String[] columns, int batchRows, boolean columnar) {
+    BlockReaderFactory(ScanFilter scan, String[] columns, int batchRows, boolean columnar,
+                       String subjectIndexDir) {
         this.scan = scan;
         this.columns = columns;
         this.batchRows = batchRows;
         this.columnar = columnar;
+        this.subjectIndexDir = subjectIndexDir;
     }
 
     @Override
@@ -30,13 +33,13 @@ final class BlockReaderFactory implements PartitionReaderFactory {
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-        return new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows);
+        return new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows, subjectIndexDir);
     }
 
     /** Rows, for a plan that asks for them: the columnar batches walked row by row. */
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
-        BlockPartitionReader batches = new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows);
+        BlockPartitionReader batches = new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows, subjectIndexDir);
         return new PartitionReader<InternalRow>() {
             private Iterator<InternalRow> rows;
             private InternalRow current;

@@ -59,7 +59,7 @@ final class Planner {
 
     /** The blocks of a stream: read nothing above lastSeq nor below firstSeq. */
     record StreamBlocks(List<BlockInfo> blocks, long firstSeq, long lastSeq, String source,
-                        Map<String, long[]> subjectBlocks) {}
+                        Map<String, long[]> subjectBlocks, long lastFileIndex) {}
 
     private record BlockFile(long index, Path path, long size) {}
 
@@ -163,7 +163,8 @@ final class Planner {
         for (IndexDb.Subject s : state.subjects) {
             subjectBlocks.put(s.subject(), new long[] {s.total(), s.firstBlock(), s.lastBlock()});
         }
-        return new StreamBlocks(blocks, state.firstSeq, state.lastSeq, "index", subjectBlocks);
+        return new StreamBlocks(blocks, state.firstSeq, state.lastSeq, "index", subjectBlocks,
+                files.get(files.size() - 1).index);
     }
 
     /** BlockSummary of a block file, reused while its size and mtime stay the same; never
@@ -230,7 +231,8 @@ final class Planner {
                 kept.add(b);
             }
         }
-        return new StreamBlocks(kept, firstSeq, lastSeq, "scan", null);
+        return new StreamBlocks(kept, firstSeq, lastSeq, "scan", null,
+                files.isEmpty() ? -1 : files.get(files.size() - 1).index);
     }
 
     private static void assignTombstones(List<BlockInfo> blocks, List<Long> tombstones) {
@@ -337,7 +339,8 @@ final class Planner {
             if (deleted.length == high - low + 1) {
                 continue;
             }
-            out.add(new BlockSlice(block.path, block.index, block.size, low, high, deleted));
+            out.add(new BlockSlice(block.path, block.index, block.size, low, high, deleted,
+                    block.index < stream.lastFileIndex()));
         }
         return out;
     }

@@ -23,6 +23,7 @@ final class ReadOptions implements Serializable {
     final long partitionBytes;
     final int batchRows;
     final boolean columnar;                         // false: rows (Spark's row-based plan)
+    final String subjectIndexDir;                   // null: no per-block subject indexes
 
     private ReadOptions(Map<String, String> options) {
         for (String only : new String[] {"url", "kv", "kv_history", "user", "password", "token"}) {
@@ -46,6 +47,7 @@ final class ReadOptions implements Serializable {
         partitionBytes = parseLong(options, "partition_bytes", DEFAULT_PARTITION_BYTES, 1, Long.MAX_VALUE);
         batchRows = (int) parseLong(options, "batch_rows", DEFAULT_BATCH_ROWS, 1, MAX_BATCH_ROWS);
         columnar = parseBool(options, "columnar", true);
+        subjectIndexDir = parseBool(options, "subject_index", true) ? indexDir(options) : null;
     }
 
     static ReadOptions parse(Map<String, String> options) {
@@ -54,6 +56,20 @@ final class ReadOptions implements Serializable {
 
     Path streamDirectory() {
         return Paths.get(path, "jetstream", account, "streams", stream);
+    }
+
+    /** Where per-block subject indexes are kept: option subject_index_dir, else
+     *  $JSSTORE_SUBJECT_INDEX_DIR, else ~/.cache/jsstore/subject-index. */
+    private static String indexDir(Map<String, String> options) {
+        String explicit = get(options, "subject_index_dir");
+        if (explicit != null) {
+            return explicit;
+        }
+        String env = System.getenv("JSSTORE_SUBJECT_INDEX_DIR");
+        if (env != null && !env.isEmpty()) {
+            return env;
+        }
+        return Paths.get(System.getProperty("user.home"), ".cache", "jsstore", "subject-index").toString();
     }
 
     private static String get(Map<String, String> options, String name) {

@@ -51,7 +51,7 @@ final class ScanFilter implements Serializable {
     }
 
     // The exact subjects that also pass every prefix and one of the wildcards.
-    private List<String> reducedExact() {
+    List<String> reducedExact() {
         SubjectMatch wild = wildcards.isEmpty() ? null
                 : new SubjectMatch(null, List.of(), wildcards);
         List<String> out = new ArrayList<>();

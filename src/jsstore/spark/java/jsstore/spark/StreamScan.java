@@ -71,7 +71,8 @@ final class StreamScan implements Scan, Batch {
 
     @Override
     public PartitionReaderFactory createReaderFactory() {
-        return new BlockReaderFactory(scan, schema.fieldNames(), options.batchRows, options.columnar);
+        return new BlockReaderFactory(scan, schema.fieldNames(), options.batchRows, options.columnar,
+                options.subjectIndexDir);
     }
 
     @Override
