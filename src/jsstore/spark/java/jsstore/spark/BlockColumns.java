@@ -1,0 +1,387 @@
+/*
+ * Rows of one plain (decompressed) block file written straight into Spark column vectors:
+ * the JVM twin of the core's BlockColumns (src/jsstore/_core/arrowblock.pxd), with the same
+ * row choice and the same values, so format("jsstore-jvm") reads exactly what the Python
+ * source reads.
+ *
+ * Which records become rows:
+ *   - tombstones and erased / skip records never do;
+ *   - only sequences in [seqLow, seqHigh] (the walk stops past seqHigh: a block's message
+ *     records are in ascending sequence order);
+ *   - not the sequences listed in `deleted` (ascending: the block's interior deletes);
+ *   - only timestamps in [timeLow, timeHigh] (Unix ns, inclusive);
+ *   - only subjects the SubjectMatch accepts.
+ * The walk stops at the first record whose lengths do not hold together (the torn tail of a
+ * block being written, or zero-filled space past a mapped block's end).
+ *
+ * Columns (vector i of nextBatch holds columns[i]):
+ *   seq      LongType        the stream sequence
+ *   subject  StringType      the subject bytes as stored
+ *   time     TimestampType   microseconds, floor of ns / 1000 (also below the epoch)
+ *   time_ns  LongType        nanoseconds, exact
+ *   headers  MapType(StringType, ArrayType(StringType, true), true): null for a message
+ *            without a header block; else one entry per distinct key in order of first
+ *            appearance with every value in order.  The version / status line is skipped,
+ *            lines split on \n (a trailing \r dropped), key = the bytes before the first ':'
+ *            (not empty), value trimmed of spaces and tabs; at most 256 lines a message.
+ *   data     BinaryType      the payload
+ *
+ * Record layout (little-endian): u32 len (bit 31 = has headers), u64 seq (bit 63 erased,
+ * bit 62 tombstone), i64 ts, u16 subject length, subject, [u32 header length, headers],
+ * payload, u64 hash.  The static helpers below read it for BlockSummary too.
+ */
+package jsstore.spark;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
+
+final class BlockColumns {
+    static final int OFF_SEQ = 4;
+    static final int OFF_TS = 12;
+    static final int OFF_SUBJ_LEN = 20;
+    static final int OFF_SUBJ = 22;
+    static final int HASH_SIZE = 8;
+    static final int EMPTY_LEN = 30;
+    static final int MAX_LEN = 32 * 1024 * 1024;
+    static final long SEQ_ERASE_BIT = 0x8000000000000000L;
+    static final long SEQ_TOMB_BIT = 0x4000000000000000L;
+    static final long SEQ_MASK = 0x3FFFFFFFFFFFFFFFL;
+    static final int HEADER_LINES_MAX = 256;
+
+    private static final VarHandle I16 =
+        MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle I32 =
+        MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle I64 =
+        MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
+    private static final int SEQ = 0;
+    private static final int SUBJECT = 1;
+    private static final int TIME = 2;
+    private static final int TIME_NS = 3;
+    private static final int HEADERS = 4;
+    private static final int DATA = 5;
+
+    private final byte[] buf;
+    private final int size;
+    private final int[] kinds;               // column kind of each output vector
+    private final long seqLow;
+    private final long seqHigh;
+    private final long timeLow;
+    private final long timeHigh;
+    private final long[] deleted;
+    private final SubjectMatch match;
+    private int pos;
+    private int deletedPos;
+    private boolean finished;
+    private long recordsWalked;
+    private long rowsEmitted;
+
+    // the vectors of the batch being built (null: column not asked for)
+    private WritableColumnVector seqVec;
+    private WritableColumnVector subjectVec;
+    private WritableColumnVector timeVec;
+    private WritableColumnVector timeNsVec;
+    private WritableColumnVector headersVec;
+    private WritableColumnVector keysVec;
+    private WritableColumnVector listsVec;
+    private WritableColumnVector valuesVec;
+    private WritableColumnVector dataVec;
+    private int entries;                     // header map entries in the batch
+    private int values;                      // header values in the batch
+
+    // scratch for one message's header lines
+    private final int[] keyOff = new int[HEADER_LINES_MAX];
+    private final int[] keyLen = new int[HEADER_LINES_MAX];
+    private final int[] valueOff = new int[HEADER_LINES_MAX];
+    private final int[] valueLen = new int[HEADER_LINES_MAX];
+    private final boolean[] taken = new boolean[HEADER_LINES_MAX];
+
+    BlockColumns(byte[] plain, String[] columns, long seqLow, long seqHigh, long timeLow,
+                 long timeHigh, long[] deleted, SubjectMatch match) {
+        this.buf = plain;
+        this.size = plain.length;
+        this.kinds = new int[columns.length];
+        for (int i = 0; i < columns.length; i++) {
+            kinds[i] = kind(columns[i]);
+        }
+        this.seqLow = seqLow;
+        this.seqHigh = seqHigh;
+        this.timeLow = timeLow;
+        this.timeHigh = timeHigh;
+        this.deleted = deleted != null ? deleted : new long[0];
+        this.match = match != null ? match : new SubjectMatch(null, null, null);
+        this.finished = size == 0;
+    }
+
+    private static int kind(String column) {
+        switch (column) {
+            case "seq": return SEQ;
+            case "subject": return SUBJECT;
+            case "time": return TIME;
+            case "time_ns": return TIME_NS;
+            case "headers": return HEADERS;
+            case "data": return DATA;
+            default: throw new IllegalArgumentException("not a stream column: " + column);
+        }
+    }
+
+    /** Records looked at so far (every kind, the one past seqHigh included). */
+    long recordsWalked() {
+        return recordsWalked;
+    }
+
+    /** Rows handed out so far. */
+    long rowsEmitted() {
+        return rowsEmitted;
+    }
+
+    // -- record layout -------------------------------------------------------------------------
+
+    static long rawSeq(byte[] b, int rec) {
+        return (long) I64.get(b, rec + OFF_SEQ);
+    }
+
+    static long ts(byte[] b, int rec) {
+        return (long) I64.get(b, rec + OFF_TS);
+    }
+
+    static int subjectLength(byte[] b, int rec) {
+        return (short) I16.get(b, rec + OFF_SUBJ_LEN) & 0xFFFF;
+    }
+
+    /** The length of the record at rec when its lengths hold together within avail bytes,
+     *  else -1 (the walk stops there). */
+    static int recordLength(byte[] b, int rec, int avail) {
+        if (avail < EMPTY_LEN) {
+            return -1;
+        }
+        int raw = (int) I32.get(b, rec);
+        int length = raw & 0x7FFFFFFF;
+        if (length < EMPTY_LEN || length > MAX_LEN || length > avail) {
+            return -1;
+        }
+        long p = OFF_SUBJ + (long) subjectLength(b, rec);
+        if (p + HASH_SIZE > length) {
+            return -1;
+        }
+        if (raw < 0) {
+            if (p + 4 + HASH_SIZE > length) {
+                return -1;
+            }
+            long hdrLen = (int) I32.get(b, rec + (int) p) & 0xFFFFFFFFL;
+            if (p + 4 + hdrLen + HASH_SIZE > length) {
+                return -1;
+            }
+        }
+        return length;
+    }
+
+    // -- the walk ------------------------------------------------------------------------------
+
+    /** Resets the vectors and fills up to maxRows rows (out[i] holds columns[i]); the row
+     *  count, or -1 once the block has no more rows. */
+    int nextBatch(WritableColumnVector[] out, int maxRows) {
+        if (finished) {
+            return -1;
+        }
+        bind(out, maxRows);
+        final byte[] b = buf;
+        int rows = 0;
+        while (rows < maxRows) {
+            int rec = pos;
+            int length = rec < size ? recordLength(b, rec, size - rec) : -1;
+            if (length < 0) {
+                finished = true;
+                break;
+            }
+            pos = rec + length;
+            recordsWalked++;
+            long rawSeq = (long) I64.get(b, rec + OFF_SEQ);
+            if ((rawSeq & (SEQ_ERASE_BIT | SEQ_TOMB_BIT)) != 0) {
+                continue;
+            }
+            long seq = rawSeq;
+            if (seq < seqLow) {
+                continue;
+            }
+            if (seq > seqHigh) {
+                finished = true;
+                break;
+            }
+            if (deletedPos < deleted.length) {
+                while (deletedPos < deleted.length && deleted[deletedPos] < seq) {
+                    deletedPos++;
+                }
+                if (deletedPos < deleted.length && deleted[deletedPos] == seq) {
+                    continue;
+                }
+            }
+            long ts = (long) I64.get(b, rec + OFF_TS);
+            if (ts < timeLow || ts > timeHigh) {
+                continue;
+            }
+            int subjLen = (short) I16.get(b, rec + OFF_SUBJ_LEN) & 0xFFFF;
+            if (!match.matchAll() && !match.accepts(b, rec + OFF_SUBJ, subjLen)) {
+                continue;
+            }
+            row(rows, rec, length, seq, ts, subjLen);
+            rows++;
+        }
+        if (rows == 0 && finished) {
+            return -1;
+        }
+        rowsEmitted += rows;
+        return rows;
+    }
+
+    private void bind(WritableColumnVector[] out, int maxRows) {
+        if (out.length != kinds.length) {
+            throw new IllegalArgumentException(
+                "expected " + kinds.length + " vectors, got " + out.length);
+        }
+        seqVec = subjectVec = timeVec = timeNsVec = headersVec = dataVec = null;
+        keysVec = listsVec = valuesVec = null;
+        for (int i = 0; i < kinds.length; i++) {
+            WritableColumnVector v = out[i];
+            v.reset();
+            if (maxRows > 0) {
+                v.reserve(maxRows);
+            }
+            switch (kinds[i]) {
+                case SEQ: seqVec = v; break;
+                case SUBJECT: subjectVec = v; break;
+                case TIME: timeVec = v; break;
+                case TIME_NS: timeNsVec = v; break;
+                case DATA: dataVec = v; break;
+                default:
+                    headersVec = v;
+                    keysVec = v.getChild(0);
+                    listsVec = v.getChild(1);
+                    valuesVec = listsVec.getChild(0);
+                    break;
+            }
+        }
+        entries = 0;
+        values = 0;
+    }
+
+    private void row(int row, int rec, int length, long seq, long ts, int subjLen) {
+        if (seqVec != null) {
+            seqVec.putLong(row, seq);
+        }
+        if (timeVec != null) {
+            timeVec.putLong(row, Math.floorDiv(ts, 1000L));
+        }
+        if (timeNsVec != null) {
+            timeNsVec.putLong(row, ts);
+        }
+        if (subjectVec != null) {
+            subjectVec.putByteArray(row, buf, rec + OFF_SUBJ, subjLen);
+        }
+        if (dataVec == null && headersVec == null) {
+            return;
+        }
+        int p = rec + OFF_SUBJ + subjLen;
+        boolean hasHdr = (int) I32.get(buf, rec) < 0;
+        int hdrLen = 0;
+        if (hasHdr) {
+            hdrLen = (int) I32.get(buf, p);    // fits: recordLength checked it against length
+            p += 4;
+        }
+        if (dataVec != null) {
+            int msgOff = p + hdrLen;
+            dataVec.putByteArray(row, buf, msgOff, rec + length - HASH_SIZE - msgOff);
+        }
+        if (headersVec != null) {
+            if (hasHdr) {
+                int first = entries;
+                headers(p, hdrLen);
+                headersVec.putArray(row, first, entries - first);
+            } else {
+                headersVec.putArray(row, entries, 0);
+                headersVec.putNull(row);
+            }
+        }
+    }
+
+    private static boolean blank(byte c) {
+        return c == ' ' || c == '\t';
+    }
+
+    /** Appends one message's header map (block bytes [start, start + length)) to the map's
+     *  key, list and value vectors: its lines grouped by key. */
+    private void headers(int start, int length) {
+        final byte[] b = buf;
+        final int end = start + length;
+        int p = start;
+        while (p < end && b[p] != '\n') {     // the version / status line
+            p++;
+        }
+        p++;
+        int n = 0;
+        while (p < end && n < HEADER_LINES_MAX) {
+            int lineEnd = p;
+            while (lineEnd < end && b[lineEnd] != '\n') {
+                lineEnd++;
+            }
+            int z = lineEnd;
+            if (z > p && b[z - 1] == '\r') {
+                z--;
+            }
+            int colon = p;
+            while (colon < z && b[colon] != ':') {
+                colon++;
+            }
+            if (colon < z && colon > p) {
+                int a = colon + 1;
+                while (a < z && blank(b[a])) {
+                    a++;
+                }
+                while (z > a && blank(b[z - 1])) {
+                    z--;
+                }
+                keyOff[n] = p;
+                keyLen[n] = colon - p;
+                valueOff[n] = a;
+                valueLen[n] = z - a;
+                taken[n] = false;
+                n++;
+            }
+            p = lineEnd + 1;
+        }
+        for (int i = 0; i < n; i++) {
+            if (taken[i]) {
+                continue;
+            }
+            int firstValue = values;
+            for (int j = i; j < n; j++) {
+                if (taken[j] || keyLen[j] != keyLen[i]
+                        || !sameBytes(b, keyOff[j], keyOff[i], keyLen[i])) {
+                    continue;
+                }
+                taken[j] = true;
+                valuesVec.reserve(values + 1);
+                valuesVec.putByteArray(values, b, valueOff[j], valueLen[j]);
+                values++;
+            }
+            keysVec.reserve(entries + 1);
+            keysVec.putByteArray(entries, b, keyOff[i], keyLen[i]);
+            listsVec.reserve(entries + 1);
+            listsVec.putArray(entries, firstValue, values - firstValue);
+            entries++;
+        }
+    }
+
+    private static boolean sameBytes(byte[] b, int x, int y, int n) {
+        for (int i = 0; i < n; i++) {
+            if (b[x + i] != b[y + i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+}
