@@ -35,6 +35,7 @@ package jsstore.spark;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 
@@ -90,6 +91,20 @@ final class BlockColumns {
     private WritableColumnVector listsVec;
     private WritableColumnVector valuesVec;
     private WritableColumnVector dataVec;
+    private WritableColumnVector subjectBytes;   // the byte children of subject and data
+    private WritableColumnVector dataBytes;
+    private byte[] subjects = new byte[4096];    // the batch's subject bytes, copied in at
+    private int subjectNext;                 // its end (short copies are cheaper here)
+    private int dataNext;                    // bytes copied to dataBytes in the batch
+    private int dataRoom;
+    // payloads of adjacent rows are copied as one run of block bytes (record framing
+    // included) when they make up most of their records: one copy instead of one a row
+    private int runStart = -1;               // block offset of the run's first payload
+    private int runLast;                     // block offset where its last payload ends
+    private int runEnd;                      // block offset where its last record ends
+    private long[] seqs = new long[0];       // long columns, copied in at the end of a batch
+    private long[] times = new long[0];
+    private long[] timesNs = new long[0];
     private int entries;                     // header map entries in the batch
     private int values;                      // header values in the batch
 
@@ -231,6 +246,9 @@ final class BlockColumns {
             row(rows, rec, length, seq, ts, subjLen);
             rows++;
         }
+        if (rows > 0) {
+            finish(rows);
+        }
         if (rows == 0 && finished) {
             return -1;
         }
@@ -265,22 +283,69 @@ final class BlockColumns {
                     break;
             }
         }
+        int scratch = Math.max(maxRows, 0);
+        if (seqVec != null && seqs.length < scratch) {
+            seqs = new long[scratch];
+        }
+        if (timeVec != null && times.length < scratch) {
+            times = new long[scratch];
+        }
+        if (timeNsVec != null && timesNs.length < scratch) {
+            timesNs = new long[scratch];
+        }
+        subjectBytes = subjectVec != null ? subjectVec.arrayData() : null;
+        dataBytes = dataVec != null ? dataVec.arrayData() : null;
+        subjectNext = dataNext = dataRoom = 0;
+        runStart = -1;
         entries = 0;
         values = 0;
     }
 
-    private void row(int row, int rec, int length, long seq, long ts, int subjLen) {
+    /** Copies the long columns in and counts the bytes appended to the byte children. */
+    private void finish(int rows) {
         if (seqVec != null) {
-            seqVec.putLong(row, seq);
+            seqVec.putLongs(0, rows, seqs, 0);
         }
         if (timeVec != null) {
-            timeVec.putLong(row, Math.floorDiv(ts, 1000L));
+            timeVec.putLongs(0, rows, times, 0);
         }
         if (timeNsVec != null) {
-            timeNsVec.putLong(row, ts);
+            timeNsVec.putLongs(0, rows, timesNs, 0);
+        }
+        if (subjectBytes != null && subjectNext > 0) {
+            subjectBytes.reserve(subjectNext);
+            subjectBytes.putBytes(0, subjectNext, subjects, 0);
+            subjectBytes.addElementsAppended(subjectNext);
+        }
+        if (dataBytes != null) {
+            flushRun();
+            dataBytes.addElementsAppended(dataNext);
+        }
+    }
+
+    /** Room for `need` bytes in a byte child: the room it has now, or more (doubling). */
+    private static int room(WritableColumnVector bytes, int room, long need) {
+        if (need > Integer.MAX_VALUE - 15) {
+            throw new IllegalStateException("more than 2 GiB of bytes in one batch");
+        }
+        int grown = (int) Math.max(need, Math.min(Integer.MAX_VALUE - 15, 2L * room));
+        bytes.reserve(grown);
+        return grown;
+    }
+
+    // one row, split in small methods so that the JIT inlines them into the walk loop
+    private void row(int row, int rec, int length, long seq, long ts, int subjLen) {
+        if (seqVec != null) {
+            seqs[row] = seq;
+        }
+        if (timeVec != null) {
+            times[row] = Math.floorDiv(ts, 1000L);
+        }
+        if (timeNsVec != null) {
+            timesNs[row] = ts;
         }
         if (subjectVec != null) {
-            subjectVec.putByteArray(row, buf, rec + OFF_SUBJ, subjLen);
+            subject(row, rec + OFF_SUBJ, subjLen);
         }
         if (dataVec == null && headersVec == null) {
             return;
@@ -293,19 +358,77 @@ final class BlockColumns {
             p += 4;
         }
         if (dataVec != null) {
-            int msgOff = p + hdrLen;
-            dataVec.putByteArray(row, buf, msgOff, rec + length - HASH_SIZE - msgOff);
+            data(row, rec, length, p + hdrLen);
         }
         if (headersVec != null) {
             if (hasHdr) {
-                int first = entries;
-                headers(p, hdrLen);
-                headersVec.putArray(row, first, entries - first);
+                headerMap(row, p, hdrLen);
             } else {
-                headersVec.putArray(row, entries, 0);
                 headersVec.putNull(row);
             }
         }
+    }
+
+    private void subject(int row, int src, int len) {
+        int at = subjectNext;
+        if (at + len + 8 > subjects.length) {
+            subjects = Arrays.copyOf(subjects, Math.max(subjects.length * 2, at + len + 8));
+        }
+        // in 8-byte words: the reads stay inside the record (the hash follows the subject),
+        // the writes past `at + len` are overwritten by the next subject
+        final byte[] b = buf;
+        final byte[] dst = subjects;
+        for (int i = 0; i < len; i += 8) {
+            I64.set(dst, at + i, (long) I64.get(b, src + i));
+        }
+        subjectVec.putArray(row, at, len);
+        subjectNext = at + len;
+    }
+
+    private void data(int row, int rec, int length, int msgOff) {
+        int len = rec + length - HASH_SIZE - msgOff;
+        if (2L * len >= length) {
+            if (runStart < 0 || rec != runEnd) {
+                flushRun();
+                runStart = msgOff;
+            }
+            dataVec.putArray(row, dataNext + (msgOff - runStart), len);
+            runLast = msgOff + len;
+            runEnd = rec + length;
+        } else {
+            dataCopy(row, msgOff, len);
+        }
+    }
+
+    private void dataCopy(int row, int msgOff, int len) {
+        flushRun();
+        int at = dataNext;
+        if ((long) at + len > dataRoom) {
+            dataRoom = room(dataBytes, dataRoom, (long) at + len);
+        }
+        dataBytes.putBytes(at, len, buf, msgOff);
+        dataVec.putArray(row, at, len);
+        dataNext = at + len;
+    }
+
+    private void headerMap(int row, int start, int length) {
+        int first = entries;
+        headers(start, length);
+        headersVec.putArray(row, first, entries - first);
+    }
+
+    /** Copies the open run of payloads (rows already point into it at dataNext). */
+    private void flushRun() {
+        if (runStart < 0) {
+            return;
+        }
+        int span = runLast - runStart;
+        if ((long) dataNext + span > dataRoom) {
+            dataRoom = room(dataBytes, dataRoom, (long) dataNext + span);
+        }
+        dataBytes.putBytes(dataNext, span, buf, runStart);
+        dataNext += span;
+        runStart = -1;
     }
 
     private static boolean blank(byte c) {
