@@ -27,8 +27,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import jsstore  # noqa: E402
 from data import payloads, subjects  # noqa: E402
+
+import jsstore  # noqa: E402
 from jsstore import StoreOptions, StreamConfig  # noqa: E402
 from jsstore._core.arrowblock import BlockColumns  # noqa: E402
 from jsstore.spark import jvmjar  # noqa: E402
