@@ -306,7 +306,7 @@ def record(seq, ts, subject, hdr, payload, flags=0):
 RECORDS = st.lists(st.tuples(
     st.integers(0, 40),                                     # sequence step
     st.integers(-3_000_000, 3_000_000),                     # ts around the epoch (ns)
-    st.sampled_from([b"", b"a.1", b"a.2", b"b.c", b"\xc3\xbc.x"]),
+    st.sampled_from([b"", b"a.1", b"a.2", b"b.c", b"\xc3\xbc.x"]) | st.binary(max_size=9),
     st.none() | st.sampled_from(HEADERS[:8]),
     st.binary(max_size=20),
     st.sampled_from([0, 0, 0, 1 << 63, 1 << 62])), max_size=25)
@@ -338,6 +338,22 @@ def damaged_block(records, damage):
         at = starts[n % len(starts)]
         out[at:at + 4] = raw                                # a record length gone bad
     return bytes(out)
+
+
+ODD_SUBJECTS = [b"\xed\xa0\x80", b"\xe0\x80\x80", b"\xf4\x90\x80\x80", b"\xf0\x8f\xbf\xbf",
+                b"\xc0\xaf", b"a.\xe2\x82", b"a\xffb", b"\xf0\x9f\x98\x80", b"\xc3\xbc",
+                b"\xed\x9f\xbf", b"\xee\x80\x80", b"\xf4\x8f\xbf\xbf", b"\xe2\x82\xac\xe2",
+                b"\x80\xbf", b"\xf8\x88\x80\x80\x80", b"\xc3", b"\xf5\x80\x80\x80"]
+
+
+def test_summary_decodes_subjects_as_python_does(jar, tmp_path):
+    """Subjects that are not valid UTF-8 come back with Python's surrogateescape."""
+    path = tmp_path / "odd.blk"
+    path.write_bytes(b"".join(record(i + 1, i, subject, None, b"x")
+                              for i, subject in enumerate(ODD_SUBJECTS)))
+    (answer,) = inspect(jar, [{"op": "summary", "path": str(path)}])
+    assert java_summary(answer) == core_summary(path.read_bytes())
+    assert len(answer["subjects"]) == len(ODD_SUBJECTS)
 
 
 def test_walk_stops_where_the_core_stops(jar, tmp_path):

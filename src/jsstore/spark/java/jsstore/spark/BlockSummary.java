@@ -6,13 +6,15 @@
  *   firstTs, lastTs      lowest and highest timestamp of those, Unix ns (0 when none)
  *   maxSeq               highest sequence of any record but a tombstone, skips included
  *   tombstones           the sequences tombstones remove, in walk order
- *   subjects             the distinct subjects of the live messages (empty ones left out)
+ *   subjects             the distinct subjects of the live messages (empty ones left out),
+ *                        decoded as Python decodes them: UTF-8, each byte that is not part
+ *                        of a valid sequence as the lone surrogate U+DC00 + byte
+ *                        ("surrogateescape"), so a subject's bytes are never lost
  *   walkedBytes          where the walk stopped: the end, or the first record that does not
  *                        parse (the rest of the file is not records)
  */
 package jsstore.spark;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashSet;
@@ -87,8 +89,7 @@ final class BlockSummary {
                     msgs++;
                     int subjLen = BlockColumns.subjectLength(plain, pos);
                     if (subjLen > 0) {
-                        subjects.add(new String(plain, pos + BlockColumns.OFF_SUBJ, subjLen,
-                                                StandardCharsets.UTF_8));
+                        subjects.add(decode(plain, pos + BlockColumns.OFF_SUBJ, subjLen));
                     }
                 }
             }
@@ -97,5 +98,49 @@ final class BlockSummary {
         return new BlockSummary(msgs, firstSeq, lastSeq, maxSeq, firstTs, lastTs,
                                 Collections.unmodifiableSet(subjects),
                                 Arrays.copyOf(tombstones, tombCount), pos);
+    }
+
+    /** UTF-8 with Python's "surrogateescape": a byte that does not start a valid, complete
+     *  sequence (shortest form, no surrogate code points, at most U+10FFFF) becomes the
+     *  char U+DC00 + byte. */
+    static String decode(byte[] b, int off, int len) {
+        StringBuilder out = new StringBuilder(len);
+        int end = off + len;
+        int i = off;
+        while (i < end) {
+            int c = b[i] & 0xFF;
+            int n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+            int cp = n == 1 ? c : n == 2 ? c & 0x1F : n == 3 ? c & 0x0F : c & 0x07;
+            boolean ok = n > 0 && i + n <= end;
+            for (int k = 1; ok && k < n; k++) {
+                int d = b[i + k] & 0xFF;
+                if (k == 1) {                 // the second byte's range rules out overlong
+                    int lo = 0x80;            // forms, surrogates and code points past 10FFFF
+                    int hi = 0xBF;
+                    if (c == 0xE0) {
+                        lo = 0xA0;
+                    } else if (c == 0xED) {
+                        hi = 0x9F;
+                    } else if (c == 0xF0) {
+                        lo = 0x90;
+                    } else if (c == 0xF4) {
+                        hi = 0x8F;
+                    }
+                    ok = d >= lo && d <= hi;
+                } else {
+                    ok = d >= 0x80 && d <= 0xBF;
+                }
+                cp = (cp << 6) | (d & 0x3F);
+            }
+            if (ok) {
+                out.appendCodePoint(cp);
+                i += n;
+            } else {
+                out.append((char) (0xDC00 + c));
+                i++;
+            }
+        }
+        return out.toString();
     }
 }

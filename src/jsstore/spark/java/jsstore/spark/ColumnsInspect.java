@@ -29,9 +29,11 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
@@ -41,7 +43,9 @@ import org.apache.spark.sql.vectorized.ColumnarArray;
 import org.apache.spark.sql.vectorized.ColumnarMap;
 
 final class ColumnsInspect {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    // non-ASCII escaped: a subject's lone surrogates (BlockSummary.decode) survive the trip
+    private static final ObjectMapper JSON = JsonMapper.builder()
+        .enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
     private static final HexFormat HEX = HexFormat.of();
 
     private ColumnsInspect() {
