@@ -54,6 +54,7 @@ final class BlockSummary {
         long[] tombstones = new long[8];
         int tombCount = 0;
         Set<String> subjects = new LinkedHashSet<>();
+        SubjectMatch.BytesTable seen = new SubjectMatch.BytesTable(64);
         int size = plain.length;
         int pos = 0;
         while (pos < size) {
@@ -88,8 +89,10 @@ final class BlockSummary {
                     }
                     msgs++;
                     int subjLen = BlockColumns.subjectLength(plain, pos);
-                    if (subjLen > 0) {
-                        subjects.add(decode(plain, pos + BlockColumns.OFF_SUBJ, subjLen));
+                    int subj = pos + BlockColumns.OFF_SUBJ;
+                    if (subjLen > 0 && seen.get(plain, subj, subjLen) == 0) {
+                        seen.put(plain, subj, subjLen, 1);     // decoded once per subject
+                        subjects.add(decode(plain, subj, subjLen));
                     }
                 }
             }

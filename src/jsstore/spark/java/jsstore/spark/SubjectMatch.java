@@ -176,8 +176,8 @@ final class SubjectMatch {
     }
 
     /** Byte strings to small int values (never 0: 0 means absent); open addressing, linear
-     *  probing, the keys packed in one growing arena. */
-    private static final class BytesTable {
+     *  probing, the keys packed in one growing arena.  BlockSummary uses it too. */
+    static final class BytesTable {
         private int[] slots;                 // entry index + 1, 0 = empty
         private int[] hashes;
         private int[] keyOff;
