@@ -14,7 +14,7 @@
  * The walk stops at the first record whose lengths do not hold together (the torn tail of a
  * block being written, or zero-filled space past a mapped block's end).
  *
- * Columns (vector i of nextBatch holds columns[i]):
+ * Columns (vector i of nextBatch holds columns[i]; each named at most once):
  *   seq      LongType        the stream sequence
  *   subject  StringType      the subject bytes as stored
  *   time     TimestampType   microseconds, floor of ns / 1000 (also below the epoch)
@@ -120,8 +120,13 @@ final class BlockColumns {
         this.buf = plain;
         this.size = plain.length;
         this.kinds = new int[columns.length];
+        int seen = 0;
         for (int i = 0; i < columns.length; i++) {
             kinds[i] = kind(columns[i]);
+            if ((seen & (1 << kinds[i])) != 0) {
+                throw new IllegalArgumentException("column named twice: " + columns[i]);
+            }
+            seen |= 1 << kinds[i];
         }
         this.seqLow = seqLow;
         this.seqHigh = seqHigh;
