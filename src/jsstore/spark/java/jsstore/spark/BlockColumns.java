@@ -383,8 +383,12 @@ final class BlockColumns {
         // the writes past `at + len` are overwritten by the next subject
         final byte[] b = buf;
         final byte[] dst = subjects;
-        for (int i = 0; i < len; i += 8) {
-            I64.set(dst, at + i, (long) I64.get(b, src + i));
+        I64.set(dst, at, (long) I64.get(b, src));    // most subjects: one or two words
+        if (len > 8) {
+            I64.set(dst, at + 8, (long) I64.get(b, src + 8));
+            for (int i = 16; i < len; i += 8) {
+                I64.set(dst, at + i, (long) I64.get(b, src + i));
+            }
         }
         subjectVec.putArray(row, at, len);
         subjectNext = at + len;
