@@ -31,13 +31,16 @@ from data import payloads, subjects  # noqa: E402
 
 import jsstore  # noqa: E402
 from jsstore import StoreOptions, StreamConfig  # noqa: E402
-from jsstore._core.arrowblock import BlockColumns  # noqa: E402
+from jsstore._core.arrowblock import BlockColumns, SubjectPredicate  # noqa: E402
 from jsstore.spark import jvmjar  # noqa: E402
 from jsstore.spark.arrow import STREAM_COLUMNS, column_bits  # noqa: E402
 
 BLOCK_SIZE = 8 * 1024 * 1024
 PROJECTIONS = {"all": list(STREAM_COLUMNS), "seq+subject": ["seq", "subject"], "seq": ["seq"],
                "data": ["data"], "none": []}
+# a query: one subject of the 1,000 (every record walked, 1 in 1,000 a row); its figure is
+# records walked per second, not rows
+QUERY = ("subject=orders.7", {"exact": ["orders.7"]})
 
 
 def first_block(directory: str) -> str:
@@ -53,24 +56,24 @@ def first_block(directory: str) -> str:
     return os.path.join(msgs, "1.blk")
 
 
-def cython_pass(data: bytes, bits: int, batch: int) -> tuple[int, float, float]:
-    walker = BlockColumns(data, bits)
+def cython_pass(data: bytes, bits: int, batch: int, exact=None) -> tuple[int, float, float]:
+    walker = BlockColumns(data, bits, predicate=SubjectPredicate(exact) if exact else None)
     rows = 0
     c0, t0 = time.process_time(), time.perf_counter()
     while (out := walker.next_batch(batch)) is not None:
         rows += out[0]
-    return rows, time.process_time() - c0, time.perf_counter() - t0
+    return rows, walker.records_walked, time.process_time() - c0, time.perf_counter() - t0
 
 
-def cython_side(data: bytes, columns, batch: int, reps: int) -> dict:
+def cython_side(data: bytes, columns, batch: int, reps: int, exact=None) -> dict:
     bits = column_bits(columns)
-    cython_pass(data, bits, batch)
+    cython_pass(data, bits, batch, exact)
     cpu, wall = [], []
     for _ in range(reps):
-        rows, c, w = cython_pass(data, bits, batch)
+        rows, walked, c, w = cython_pass(data, bits, batch, exact)
         cpu.append(rows / c if c > 0 else float("inf"))
         wall.append(rows / w)
-    return {"rows": rows, "cpu_rows_per_s": statistics.median(cpu),
+    return {"rows": rows, "walked": walked, "cpu_rows_per_s": statistics.median(cpu),
             "wall_rows_per_s": statistics.median(wall)}
 
 
@@ -107,31 +110,39 @@ def main() -> None:
             data = f.read()
         java = JavaSide(jar)
         try:
-            results = {name: {"java": [], "cython": []} for name in PROJECTIONS}
+            cases = {name: (columns, {}) for name, columns in PROJECTIONS.items()}
+            cases[QUERY[0]] = (list(STREAM_COLUMNS), QUERY[1])
+            results = {name: {"java": [], "cython": []} for name in cases}
             for r in range(args.rounds):
-                for name, columns in PROJECTIONS.items():
+                for name, (columns, filters) in cases.items():
                     sides = ["java", "cython"] if r % 2 == 0 else ["cython", "java"]
                     for side in sides:
                         if side == "java":
                             out = java.ask({"op": "bench", "path": path, "columns": columns,
-                                            "reps": args.reps, "batch": args.batch})
+                                            "reps": args.reps, "batch": args.batch, **filters})
                         else:
-                            out = cython_side(data, columns, args.batch, args.reps)
+                            out = cython_side(data, columns, args.batch, args.reps,
+                                              filters.get("exact"))
                         results[name][side].append(out)
         finally:
             java.close()
     rows = results["all"]["java"][0]["rows"]
-    assert all(o["rows"] == rows for side in results.values() for outs in side.values()
-               for o in outs), "the two sides read different row counts"
+    for side in results.values():
+        counts = {(o["rows"], o["walked"]) for outs in side.values() for o in outs}
+        assert len(counts) == 1, f"the two sides read different rows: {counts}"
     print(f"block {len(data) / 2**20:.2f} MiB, {rows} rows of 128-byte payloads on 1,000 "
           f"subjects, batch {args.batch}, {args.rounds} rounds x {args.reps} passes")
     print(f"{'projection':<12} {'java Mrows/s cpu':>17} {'cython Mrows/s cpu':>19} "
           f"{'java/cython':>12} {'java wall':>10} {'cython wall':>12}")
     for name, sides in results.items():
-        jc = statistics.median(o["cpu_rows_per_s"] for o in sides["java"]) / 1e6
-        cc = statistics.median(o["cpu_rows_per_s"] for o in sides["cython"]) / 1e6
-        jw = statistics.median(o["wall_rows_per_s"] for o in sides["java"]) / 1e6
-        cw = statistics.median(o["wall_rows_per_s"] for o in sides["cython"]) / 1e6
+        # rows/s; records walked/s for the query (rows are 1 in 1,000 of the records)
+        scale = sides["java"][0]["walked"] / sides["java"][0]["rows"] if name == QUERY[0] else 1
+
+        def rate(side, key):
+            return statistics.median(o[key] for o in sides[side]) * scale / 1e6  # noqa: B023
+
+        jc, cc = rate("java", "cpu_rows_per_s"), rate("cython", "cpu_rows_per_s")
+        jw, cw = rate("java", "wall_rows_per_s"), rate("cython", "wall_rows_per_s")
         print(f"{name:<12} {jc:>17.2f} {cc:>19.2f} {jc / cc:>11.2f}x {jw:>10.2f} {cw:>12.2f}")
 
 

@@ -66,6 +66,10 @@ final class BlockColumns {
     private static final int HEADERS = 4;
     private static final int DATA = 5;
 
+    private static final int ROW = 0;          // verdict(): the record is a row,
+    private static final int SKIP = 1;         // is not,
+    private static final int STOP = 2;         // or ends the walk (past seqHigh)
+
     private final byte[] buf;
     private final int size;
     private final int[] kinds;               // column kind of each output vector
@@ -209,6 +213,41 @@ final class BlockColumns {
             return -1;
         }
         bind(out, maxRows);
+        // two copies of the walk, so that the JIT's profile of a scan with subject clauses
+        // does not slow down the scans without (one JVM runs both kinds of query)
+        int rows = match.matchAll() ? walkAll(maxRows) : walkMatching(maxRows);
+        if (rows > 0) {
+            finish(rows);
+        }
+        if (rows == 0 && finished) {
+            return -1;
+        }
+        rowsEmitted += rows;
+        return rows;
+    }
+
+    /** The record at rec against every filter but the subject clauses. */
+    private int verdict(int rec) {
+        long seq = (long) I64.get(buf, rec + OFF_SEQ);
+        if ((seq & (SEQ_ERASE_BIT | SEQ_TOMB_BIT)) != 0 || seq < seqLow) {
+            return SKIP;
+        }
+        if (seq > seqHigh) {
+            return STOP;
+        }
+        if (deletedPos < deleted.length) {
+            while (deletedPos < deleted.length && deleted[deletedPos] < seq) {
+                deletedPos++;
+            }
+            if (deletedPos < deleted.length && deleted[deletedPos] == seq) {
+                return SKIP;
+            }
+        }
+        long ts = (long) I64.get(buf, rec + OFF_TS);
+        return ts < timeLow || ts > timeHigh ? SKIP : ROW;
+    }
+
+    private int walkAll(int maxRows) {
         final byte[] b = buf;
         int rows = 0;
         while (rows < maxRows) {
@@ -220,44 +259,43 @@ final class BlockColumns {
             }
             pos = rec + length;
             recordsWalked++;
-            long rawSeq = (long) I64.get(b, rec + OFF_SEQ);
-            if ((rawSeq & (SEQ_ERASE_BIT | SEQ_TOMB_BIT)) != 0) {
+            int v = verdict(rec);
+            if (v == SKIP) {
                 continue;
             }
-            long seq = rawSeq;
-            if (seq < seqLow) {
-                continue;
-            }
-            if (seq > seqHigh) {
+            if (v == STOP) {
                 finished = true;
                 break;
             }
-            if (deletedPos < deleted.length) {
-                while (deletedPos < deleted.length && deleted[deletedPos] < seq) {
-                    deletedPos++;
-                }
-                if (deletedPos < deleted.length && deleted[deletedPos] == seq) {
-                    continue;
-                }
+            row(rows++, rec, length);
+        }
+        return rows;
+    }
+
+    private int walkMatching(int maxRows) {
+        final byte[] b = buf;
+        int rows = 0;
+        while (rows < maxRows) {
+            int rec = pos;
+            int length = rec < size ? recordLength(b, rec, size - rec) : -1;
+            if (length < 0) {
+                finished = true;
+                break;
             }
-            long ts = (long) I64.get(b, rec + OFF_TS);
-            if (ts < timeLow || ts > timeHigh) {
+            pos = rec + length;
+            recordsWalked++;
+            int v = verdict(rec);
+            if (v == SKIP) {
                 continue;
             }
-            int subjLen = (short) I16.get(b, rec + OFF_SUBJ_LEN) & 0xFFFF;
-            if (!match.matchAll() && !match.accepts(b, rec + OFF_SUBJ, subjLen)) {
-                continue;
+            if (v == STOP) {
+                finished = true;
+                break;
             }
-            row(rows, rec, length, seq, ts, subjLen);
-            rows++;
+            if (match.accepts(b, rec + OFF_SUBJ, subjectLength(b, rec))) {
+                row(rows++, rec, length);
+            }
         }
-        if (rows > 0) {
-            finish(rows);
-        }
-        if (rows == 0 && finished) {
-            return -1;
-        }
-        rowsEmitted += rows;
         return rows;
     }
 
@@ -339,8 +377,12 @@ final class BlockColumns {
     }
 
     // one row, split in small methods so that the JIT inlines them into the walk loop
-    private void row(int row, int rec, int length, long seq, long ts, int subjLen) {
+    private void row(int row, int rec, int length) {
+        final byte[] b = buf;
+        long ts = (long) I64.get(b, rec + OFF_TS);
+        int subjLen = subjectLength(b, rec);
         if (seqVec != null) {
+            long seq = (long) I64.get(b, rec + OFF_SEQ);   // flag bits clear: a message
             seqs[row] = seq;
         }
         if (timeVec != null) {

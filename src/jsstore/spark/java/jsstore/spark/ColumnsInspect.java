@@ -9,8 +9,9 @@
  *          or null.  The rows are read back from the Spark column vectors.
  *   {"op": "summary", "path"} -> the BlockSummary fields
  *   {"op": "match", "exact", "prefixes", "wildcards", "subjects"} -> {"accepts": [bool]}
- *   {"op": "bench", "path", "columns", "reps", "batch"} -> rows a pass and the median rows/s
- *       of the timed passes (wall and thread CPU), after untimed warm-up passes
+ *   {"op": "bench", "path", "columns", "reps", "batch", filters as in "read"} -> rows and
+ *       records walked a pass, the median rows/s of the timed passes (wall and thread CPU),
+ *       after untimed warm-up passes
  * The block files must be plain (uncompressed).
  */
 package jsstore.spark;
@@ -231,10 +232,11 @@ final class ColumnsInspect {
         int reps = (int) longOr(cmd, "reps", 20);
         WritableColumnVector[] vecs = vectors(columns, batch);
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        long rowsPerPass = 0;
+        long[] perPass = null;                                      // rows, records walked
         for (int i = 0; i < Math.max(3, reps / 2); i++) {          // warm-up: JIT
-            rowsPerPass = pass(plain, columns, cmd, vecs, batch);
+            perPass = pass(plain, columns, cmd, vecs, batch);
         }
+        long rowsPerPass = perPass[0];
         List<Double> wall = new ArrayList<>();
         List<Double> cpu = new ArrayList<>();
         for (int i = 0; i < reps; i++) {
@@ -248,6 +250,7 @@ final class ColumnsInspect {
         }
         ObjectNode answer = JSON.createObjectNode();
         answer.put("rows", rowsPerPass);
+        answer.put("walked", perPass[1]);
         answer.put("bytes", plain.length);
         answer.put("reps", reps);
         answer.put("wall_rows_per_s", median(wall));
@@ -255,15 +258,15 @@ final class ColumnsInspect {
         return answer;
     }
 
-    private static long pass(byte[] plain, String[] columns, JsonNode cmd,
-                             WritableColumnVector[] vecs, int batch) {
+    private static long[] pass(byte[] plain, String[] columns, JsonNode cmd,
+                               WritableColumnVector[] vecs, int batch) {
         BlockColumns walker = walker(plain, columns, cmd);
         long rows = 0;
         int n;
         while ((n = walker.nextBatch(vecs, batch)) > 0) {
             rows += n;
         }
-        return rows;
+        return new long[] {rows, walker.recordsWalked()};
     }
 
     private static double median(List<Double> xs) {
