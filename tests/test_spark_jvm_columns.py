@@ -264,7 +264,8 @@ def test_summary_matches_the_core(jar, store_blocks):
 
 # -- subject clauses -----------------------------------------------------------------------
 
-TOKENS = st.sampled_from(["a", "b", "ab", "*", ">", "", "\u00fc", "a*", ">b"])
+TOKENS = st.sampled_from(["a", "b", "ab", "*", ">", "", "\u00fc", "a*", ">b", "abcdefghijk",
+                          "abcdefghijkl"])
 SUBJECTS = st.lists(TOKENS, min_size=1, max_size=4).map(".".join)
 
 

@@ -15,12 +15,19 @@
  */
 package jsstore.spark;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 
 final class SubjectMatch {
+    private static final VarHandle I32 =
+        MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle I64 =
+        MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final int ACCEPT = 1;
     private static final int REJECT = 2;
 
@@ -156,12 +163,7 @@ final class SubjectMatch {
     }
 
     private static boolean regionEquals(byte[] a, int aOff, byte[] b, int bOff, int n) {
-        for (int i = 0; i < n; i++) {
-            if (a[aOff + i] != b[bOff + i]) {
-                return false;
-            }
-        }
-        return true;
+        return Arrays.equals(a, aOff, aOff + n, b, bOff, bOff + n);
     }
 
     private static byte[][] utf8All(List<String> items) {
@@ -199,13 +201,29 @@ final class SubjectMatch {
             values = new byte[size / 2];
         }
 
-        private static int hash(byte[] buf, int off, int len) {
-            int h = 0x811C9DC5 ^ len;
-            int end = off + len;
-            for (int i = off; i < end; i++) {
-                h = (h ^ buf[i]) * 0x01000193;
+        private static long mix(long h) {
+            h *= 0x9E3779B97F4A7C15L;
+            return h ^ (h >>> 32);
+        }
+
+        /** Over 8-byte words (the last one overlapping the one before it), not byte by
+         *  byte: most subjects take two steps. */
+        static int hash(byte[] buf, int off, int len) {
+            long h = 0x6A09E667F3BCC909L ^ len;
+            if (len >= 8) {
+                h = mix(h ^ (long) I64.get(buf, off));
+                for (int i = 8; i < len - 8; i += 8) {
+                    h = mix(h ^ (long) I64.get(buf, off + i));
+                }
+                h = mix(h ^ (long) I64.get(buf, off + len - 8));
+            } else if (len >= 4) {
+                h = mix(h ^ ((int) I32.get(buf, off) & 0xFFFFFFFFL)
+                        ^ ((long) (int) I32.get(buf, off + len - 4) << 32));
+            } else if (len > 0) {
+                h = mix(h ^ (buf[off] & 0xFF) ^ (buf[off + len / 2] & 0xFF) << 8
+                        ^ (buf[off + len - 1] & 0xFF) << 16);
             }
-            return h ^ (h >>> 15);
+            return (int) (h ^ (h >>> 29));
         }
 
         int get(byte[] buf, int off, int len) {
