@@ -51,6 +51,7 @@ final class BlockColumns {
     static final long SEQ_TOMB_BIT = 0x4000000000000000L;
     static final long SEQ_MASK = 0x3FFFFFFFFFFFFFFFL;
     static final int HEADER_LINES_MAX = 256;
+    static final int RUN_FLUSH = 4 * 1024;  // a run of payloads is copied once this long
 
     private static final VarHandle I16 =
         MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
@@ -446,6 +447,9 @@ final class BlockColumns {
             dataVec.putArray(row, dataNext + (msgOff - runStart), len);
             runLast = msgOff + len;
             runEnd = rec + length;
+            if (runLast - runStart >= RUN_FLUSH) {
+                flushRun();                  // copy while the bytes are still in cache
+            }
         } else {
             dataCopy(row, msgOff, len);
         }
