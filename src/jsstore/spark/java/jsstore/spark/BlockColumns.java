@@ -26,6 +26,15 @@
  *            (not empty), value trimmed of spaces and tabs; at most 256 lines a message.
  *   data     BinaryType      the payload
  *
+ * Speed (this is the reader's hot loop; nothing is allocated per row): the long columns
+ * are staged in arrays and copied in once a batch; subjects are staged in 8-byte words and
+ * copied in once a batch; the payloads of adjacent rows are copied as one run of block bytes
+ * (up to 4 KiB, while still in cache), each row's offset pointing at its payload inside it,
+ * so the data vector's byte child also holds the framing between those payloads (bytes of
+ * the same batch's rows only: a record that is not a row ends the run).  The walk exists in
+ * two copies, with and without subject clauses, so that the JIT's profile of one kind of
+ * scan does not slow down the other.
+ *
  * Record layout (little-endian): u32 len (bit 31 = has headers), u64 seq (bit 63 erased,
  * bit 62 tombstone), i64 ts, u16 subject length, subject, [u32 header length, headers],
  * payload, u64 hash.  The static helpers below read it for BlockSummary too.
