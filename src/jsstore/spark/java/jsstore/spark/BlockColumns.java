@@ -28,12 +28,13 @@
  *
  * Speed (this is the reader's hot loop; nothing is allocated per row): the long columns
  * are staged in arrays and copied in once a batch; subjects are staged in 8-byte words and
- * copied in once a batch; the payloads of adjacent rows are copied as one run of block bytes
- * (up to 4 KiB, while still in cache), each row's offset pointing at its payload inside it,
- * so the data vector's byte child also holds the framing between those payloads (bytes of
- * the same batch's rows only: a record that is not a row ends the run).  The walk exists in
- * two copies, with and without subject clauses, so that the JIT's profile of one kind of
- * scan does not slow down the other.
+ * copied in once a batch; a run of rows without headers is set null in one call; the
+ * payloads of adjacent rows are copied as one run of block bytes (up to 4 KiB, while still
+ * in cache), each row's offset pointing at its payload inside it, so the data vector's byte
+ * child also holds the framing between those payloads (bytes of the same batch's rows only:
+ * a record that is not a row ends the run).  The walk exists in two copies, with and
+ * without subject clauses, so that the JIT's profile of one kind of scan does not slow down
+ * the other.
  *
  * Record layout (little-endian): u32 len (bit 31 = has headers), u64 seq (bit 63 erased,
  * bit 62 tombstone), i64 ts, u16 subject length, subject, [u32 header length, headers],
@@ -119,6 +120,7 @@ final class BlockColumns {
     private long[] seqs = new long[0];       // long columns, copied in at the end of a batch
     private long[] times = new long[0];
     private long[] timesNs = new long[0];
+    private int nullsFrom = -1;              // first of the batch's last rows without headers
     private int entries;                     // header map entries in the batch
     private int values;                      // header values in the batch
 
@@ -350,6 +352,7 @@ final class BlockColumns {
         dataBytes = dataVec != null ? dataVec.arrayData() : null;
         subjectNext = dataNext = dataRoom = 0;
         runStart = -1;
+        nullsFrom = -1;
         entries = 0;
         values = 0;
     }
@@ -369,6 +372,9 @@ final class BlockColumns {
             subjectBytes.reserve(subjectNext);
             subjectBytes.putBytes(0, subjectNext, subjects, 0);
             subjectBytes.addElementsAppended(subjectNext);
+        }
+        if (headersVec != null) {
+            flushNulls(rows);
         }
         if (dataBytes != null) {
             flushRun();
@@ -420,8 +426,8 @@ final class BlockColumns {
         if (headersVec != null) {
             if (hasHdr) {
                 headerMap(row, p, hdrLen);
-            } else {
-                headersVec.putNull(row);
+            } else if (nullsFrom < 0) {
+                nullsFrom = row;             // rows without headers: null, set a run at once
             }
         }
     }
@@ -476,9 +482,17 @@ final class BlockColumns {
     }
 
     private void headerMap(int row, int start, int length) {
+        flushNulls(row);
         int first = entries;
         headers(start, length);
         headersVec.putArray(row, first, entries - first);
+    }
+
+    private void flushNulls(int row) {
+        if (nullsFrom >= 0) {
+            headersVec.putNulls(nullsFrom, row - nullsFrom);
+            nullsFrom = -1;
+        }
     }
 
     /** Copies the open run of payloads (rows already point into it at dataNext). */
