@@ -80,7 +80,8 @@ def cython_side(data: bytes, columns, batch: int, reps: int, exact=None) -> dict
 class JavaSide:
     def __init__(self, jar: str):
         classpath = jar + os.pathsep + os.path.join(jvmjar.spark_jars_dir(), "*")
-        self.proc = subprocess.Popen(["java", "-cp", classpath, "jsstore.spark.ColumnsInspect"],
+        java = os.path.join(os.path.dirname(jvmjar.javac()), "java")
+        self.proc = subprocess.Popen([java, "-cp", classpath, "jsstore.spark.ColumnsInspect"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def ask(self, command: dict) -> dict:

@@ -75,7 +75,8 @@ def jar(tmp_path_factory):
 def inspect(jar_file, commands):
     """Every command's answer, from one JVM launch."""
     classpath = jar_file + os.pathsep + os.path.join(jvmjar.spark_jars_dir(), "*")
-    done = subprocess.run(["java", "-cp", classpath, "jsstore.spark.ColumnsInspect"],
+    java = os.path.join(os.path.dirname(jvmjar.javac()), "java")     # the JDK's own
+    done = subprocess.run([java, "-cp", classpath, "jsstore.spark.ColumnsInspect"],
                           input="".join(json.dumps(c) + "\n" for c in commands),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
