@@ -214,3 +214,21 @@ def test_no_index_without_exact_subjects_or_when_turned_off_or_unwritable(spark,
     condition = "subject = 'orders.eu.new'"
     assert (subject_rows(spark, directory, condition, subject_index_dir=blocker)
             == subject_rows(spark, directory, condition, subject_index="false"))
+
+
+def test_a_read_is_spread_over_the_cores_as_spark_splits_files(spark, tmp_path):
+    """Bytes per task: at most partition_bytes, and an even share per core unless that share
+    is under 4 MiB (Spark's openCostInBytes)."""
+    directory = str(tmp_path / "store")
+    with jsstore.open(directory, jsstore.StoreOptions(block_size=1024 * 1024)) as js:
+        js.add_stream(name="ORDERS", subjects=["orders.>"])
+        for i in range(12_000):
+            js.publish(f"orders.{i % 10}", bytes([i % 256]) * 800)
+    cores = spark.sparkContext.defaultParallelism
+    assert cores == 2
+    whole = read(spark, directory)
+    assert whole.rdd.getNumPartitions() == 2                 # ~10 MB: two shares over 4 MiB
+    assert whole.count() == 12_000
+    assert read(spark, directory, "jsstore").rdd.getNumPartitions() == 1   # 128 MiB a task
+    small = whole.filter("seq <= 3000")                      # ~2.5 MB: one task is enough
+    assert small.rdd.getNumPartitions() == 1 and small.count() == 3000

@@ -29,6 +29,7 @@ final class Planner {
     static final String INDEX_FILE = "index.db";
     static final String MSGS_DIR = "msgs";
     private static final int SUMMARY_CACHE_LIMIT = 100_000;
+    static final long OPEN_COST_BYTES = 4L * 1024 * 1024;   // spark.sql.files.openCostInBytes
 
     private Planner() {}
 
@@ -345,9 +346,21 @@ final class Planner {
         return out;
     }
 
-    /** Consecutive slices grouped into as few partitions as keep each under targetBytes
-     *  (a bigger block is a partition of its own), with the bytes spread evenly. */
-    static List<List<BlockSlice>> group(List<BlockSlice> slices, long targetBytes) {
+    /** Bytes per task, as Spark splits files: at most partitionBytes, and no more than an
+     *  even share of the read per core unless that share is below OPEN_COST_BYTES (a small
+     *  read is not worth more tasks). */
+    static long splitBytes(List<BlockSlice> slices, long partitionBytes, int cores) {
+        long total = 0;
+        for (BlockSlice s : slices) {
+            total += s.size();
+        }
+        long perCore = (total + Math.max(cores, 1) - 1) / Math.max(cores, 1);
+        return Math.min(partitionBytes, Math.max(OPEN_COST_BYTES, perCore));
+    }
+
+    /** Consecutive slices grouped into ceil(total / targetBytes) partitions with the bytes
+     *  spread evenly, none over maxBytes (a bigger block is a partition of its own). */
+    static List<List<BlockSlice>> group(List<BlockSlice> slices, long targetBytes, long maxBytes) {
         List<List<BlockSlice>> partitions = new ArrayList<>();
         if (slices.isEmpty()) {
             return partitions;
@@ -364,7 +377,7 @@ final class Planner {
         for (BlockSlice piece : slices) {
             double boundary = (double) total * (partitions.size() + 1) / count;
             if (!current.isEmpty() && (done + piece.size() / 2.0 > boundary
-                    || currentBytes + piece.size() > targetBytes)) {
+                    || currentBytes + piece.size() > maxBytes)) {
                 partitions.add(current);
                 current = new ArrayList<>();
                 currentBytes = 0;

@@ -5,6 +5,7 @@ package jsstore.spark;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.Batch;
@@ -50,7 +51,9 @@ final class StreamScan implements Scan, Batch {
         }
         try {
             Planner.StreamBlocks stream = Planner.load(options.streamDirectory(), options.stream);
-            List<List<BlockSlice>> groups = Planner.group(Planner.slices(stream, scan), options.partitionBytes);
+            List<BlockSlice> slices = Planner.slices(stream, scan);
+            List<List<BlockSlice>> groups = Planner.group(slices,
+                    Planner.splitBytes(slices, options.partitionBytes, parallelism()), options.partitionBytes);
             planned = new InputPartition[groups.size()];
             for (int i = 0; i < planned.length; i++) {
                 BlockPartition p = new BlockPartition(groups.get(i));
@@ -61,6 +64,15 @@ final class StreamScan implements Scan, Batch {
         } catch (IOException e) {
             throw new UncheckedIOException("planning a read of stream '" + options.stream + "': " + e.getMessage(), e);
         }
+    }
+
+    /** The cores a job of this session gets (1 when there is no active session). */
+    private static int parallelism() {
+        scala.Option<SparkSession> session = SparkSession.getActiveSession();
+        if (session.isEmpty()) {
+            session = SparkSession.getDefaultSession();
+        }
+        return session.isEmpty() ? 1 : session.get().sparkContext().defaultParallelism();
     }
 
     @Override
