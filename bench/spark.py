@@ -65,6 +65,7 @@ from jsstore.spark.planning import plan  # noqa: E402
 from jsstore.spark.scan import ScanFilter  # noqa: E402
 from jsstoreserver import jsstore_server  # noqa: E402
 from natsserver import nats_server, nats_server_binary  # noqa: E402
+from sparksession import jvm_scan_metrics  # noqa: E402
 
 STREAM = "BENCH"
 CHUNK = 1000                      # messages per store_batch call (one timestamp each)
@@ -138,19 +139,6 @@ def jsstore_df(spark, directory, schema=None, source="jsstore", **options):
 
 def noop(df) -> None:
     df.write.format("noop").mode("overwrite").save()
-
-
-def jvm_bytes_read(df) -> int:
-    """The bytes the JVM reader's tasks read for this query (its scan's metric: block bytes,
-    or subject index and record bytes where a subject index was used)."""
-    execution = df._jdf.queryExecution()
-    execution.executedPlan().executeCollect()
-    leaves = execution.executedPlan().collectLeaves()
-    for i in range(leaves.size()):
-        metrics = leaves.apply(i).metrics()
-        if metrics.contains("blockBytesRead"):
-            return metrics.apply("blockBytesRead").value()
-    raise RuntimeError("no jsstore-jvm scan in the plan")
 
 
 def planned_bytes(directory: str, scan: ScanFilter) -> int:
@@ -280,19 +268,21 @@ def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -
                 ("one subject", subject, ScanFilter(exact={chosen})),
                 ("5% window", window, ScanFilter(time_low=low, time_high=high))):
             started = time.perf_counter()
-            first_read = jvm_bytes_read(jsstore_df(spark, directory, source=JVM).filter(condition))
+            def jvm_query(condition=condition, directory=directory):
+                return jsstore_df(spark, directory, source=JVM).filter(condition)
+            first_read = jvm_scan_metrics(jvm_query())["blockBytesRead"]
             report(f"{layout}: {name}: jsstore-jvm first query (writes subject indexes)",
                    time.perf_counter() - started)
             report(f"{layout}: {name}: jsstore-jvm first query bytes read / full scan",
                    first_read / full_bytes, "")
             t_jvm, t_js, t_pq, t_none = medians_in_turn(
-                lambda: noop(jsstore_df(spark, directory, source=JVM).filter(condition)),
+                lambda: noop(jvm_query()),
                 lambda: noop(jsstore_df(spark, directory).filter(condition)),
                 lambda: noop(spark.read.parquet(pq_dir).filter(condition)),
                 lambda: noop(jsstore_df(spark, directory, source=JVM).filter("seq > 100000000000")),
                 reps=reps)
             read = planned_bytes(directory, scan)
-            read_jvm = jvm_bytes_read(jsstore_df(spark, directory, source=JVM).filter(condition))
+            read_jvm = jvm_scan_metrics(jvm_query())["blockBytesRead"]
             report(f"{layout}: {name}: jsstore-jvm", t_jvm)
             report(f"{layout}: {name}: jsstore (Python source)", t_js)
             report(f"{layout}: {name}: parquet", t_pq)

@@ -69,3 +69,17 @@ def source_format(request, spark):
     if request.param == JVM_FORMAT:
         require_jvm_reader()
     return request.param
+
+
+def jvm_scan_metrics(df) -> dict[str, int]:
+    """Run a query of the JVM reader and return its scan's metrics (blockBytesRead,
+    recordsWalked, plannedBlockBytes)."""
+    execution = df._jdf.queryExecution()
+    execution.executedPlan().executeCollect()
+    leaves = execution.executedPlan().collectLeaves()
+    for i in range(leaves.size()):
+        metrics = leaves.apply(i).metrics()
+        if metrics.contains("blockBytesRead"):
+            return {name: metrics.apply(name).value()
+                    for name in ("blockBytesRead", "recordsWalked", "plannedBlockBytes")}
+    raise AssertionError("no jsstore-jvm scan in the plan")

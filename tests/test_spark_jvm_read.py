@@ -16,7 +16,7 @@ import pytest
 import jsstore
 from jsstore.spark.planning import plan
 from jsstore.spark.scan import ScanFilter
-from sparksession import JVM_FORMAT, require_jvm_reader
+from sparksession import JVM_FORMAT, jvm_scan_metrics, require_jvm_reader
 from test_spark_read import fill
 
 pytestmark = pytest.mark.spark
@@ -132,19 +132,6 @@ def test_a_missing_path_or_stream_is_refused(spark, store):
 
 # -- per-block subject indexes ------------------------------------------------------------------
 
-def scan_metrics(df) -> dict[str, int]:
-    """Run the query and return its jsstore-jvm scan's metrics."""
-    execution = df._jdf.queryExecution()
-    execution.executedPlan().executeCollect()
-    leaves = execution.executedPlan().collectLeaves()
-    for i in range(leaves.size()):
-        metrics = leaves.apply(i).metrics()
-        if metrics.contains("blockBytesRead"):
-            return {name: metrics.apply(name).value()
-                    for name in ("blockBytesRead", "recordsWalked", "plannedBlockBytes")}
-    raise AssertionError("no jsstore-jvm scan in the plan")
-
-
 @pytest.fixture
 def plain_store(tmp_path):
     directory = str(tmp_path / "store")
@@ -162,18 +149,18 @@ def test_a_subject_query_writes_indexes_and_the_next_reads_through_them(spark, p
     want = subject_rows(spark, directory, condition, subject_index="false")
     assert [r[0] for r in want] == sorted(s for s, v in expected.items()
                                           if v[0] in ("orders.eu.new", "orders.us.paid"))
-    first = scan_metrics(read(spark, directory, subject_index_dir=index_dir).filter(condition))
+    first = jvm_scan_metrics(read(spark, directory, subject_index_dir=index_dir).filter(condition))
     blocks = len([n for n in os.listdir(os.path.join(jsstore.stream_dir(directory, "ORDERS"), "msgs"))
                   if n.endswith(".blk")])
     written = os.listdir(index_dir)
     assert len(written) == blocks - 1                        # every block but the last
     assert first["blockBytesRead"] == first["plannedBlockBytes"]
-    second = scan_metrics(read(spark, directory, subject_index_dir=index_dir).filter(condition))
+    second = jvm_scan_metrics(read(spark, directory, subject_index_dir=index_dir).filter(condition))
     assert second["blockBytesRead"] < first["blockBytesRead"] / 2
     assert second["recordsWalked"] < first["recordsWalked"] / 2
     assert subject_rows(spark, directory, condition, subject_index_dir=index_dir) == want
     # a subject no indexed block holds reads the last block alone
-    none = scan_metrics(read(spark, directory, subject_index_dir=index_dir)
+    none = jvm_scan_metrics(read(spark, directory, subject_index_dir=index_dir)
                         .filter("subject = 'orders.nowhere'"))
     assert none["recordsWalked"] == 0
 
