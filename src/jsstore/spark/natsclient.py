@@ -254,6 +254,20 @@ def fetch_records(options: SourceOptions, stream: str, low: int, high: int, filt
                 pass
 
 
+def _connection_event(conn: Connection, event) -> bool:
+    """What a record parser stopped at that is not a message: None (more bytes are needed),
+    a PING or an -ERR line, or an int (a record past the range: True, the read is done)."""
+    if event is None:
+        conn._fill()
+    elif isinstance(event, int):
+        return True
+    elif event.startswith(b"PING"):
+        conn.sock.sendall(b"PONG" + CRLF)
+    elif event.startswith(b"-ERR"):
+        raise NatsError(event.decode(errors="replace"))
+    return False
+
+
 def _pull_range(conn: Connection, next_subject: str, low: int, high: int, batch: int,
                 chunk_bytes: int):
     """Pull deliveries until the range ends, as buffers of block records.
@@ -285,15 +299,9 @@ def _pull_range(conn: Connection, next_subject: str, low: int, high: int, batch:
         if len(out) >= chunk_bytes:
             yield out
             out = bytearray()
-        if event is None:
-            conn._fill()
-        elif isinstance(event, int):
-            break                      # past the range
-        elif isinstance(event, bytes):
-            if event.startswith(b"PING"):
-                conn.sock.sendall(b"PONG" + CRLF)
-            elif event.startswith(b"-ERR"):
-                raise NatsError(event.decode(errors="replace"))
+        if not isinstance(event, tuple):
+            if _connection_event(conn, event):
+                break                  # past the range
         else:
             headers = event[2]
             status = headers[9:12] if headers else b""
@@ -352,15 +360,9 @@ def _direct_range(conn: Connection, stream: str, low: int, high: int, batch: int
         if len(out) >= chunk_bytes:
             yield out
             out = bytearray()
-        if event is None:
-            conn._fill()
-        elif isinstance(event, int):
-            break                      # past the range
-        elif isinstance(event, bytes):
-            if event.startswith(b"PING"):
-                conn.sock.sendall(b"PONG" + CRLF)
-            elif event.startswith(b"-ERR"):
-                raise NatsError(event.decode(errors="replace"))
+        if not isinstance(event, tuple):
+            if _connection_event(conn, event):
+                break                  # past the range
         else:
             headers = event[2] or b""
             status = headers[9:12]

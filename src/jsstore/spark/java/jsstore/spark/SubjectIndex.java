@@ -185,12 +185,16 @@ final class SubjectIndex {
                 }
                 byte[] subject = new byte[length];
                 dir.get(subject);
-                where.put(new String(subject, StandardCharsets.UTF_8), new long[] {dir.getInt() & 0xFFFFFFFFL, dir.getLong()});
+                // keyed by the raw bytes (one char a byte): subjects that are not valid UTF-8
+                // stay apart
+                where.put(new String(subject, StandardCharsets.ISO_8859_1),
+                          new long[] {dir.getInt() & 0xFFFFFFFFL, dir.getLong()});
             }
             long bytesRead = HEADER + directoryBytes;
             List<long[]> wanted = new ArrayList<>();        // {offset, length} in the block
             for (String subject : subjects) {
-                long[] entry = where.get(subject);
+                long[] entry = where.get(new String(subject.getBytes(StandardCharsets.UTF_8),
+                                                    StandardCharsets.ISO_8859_1));
                 if (entry == null) {
                     continue;
                 }
