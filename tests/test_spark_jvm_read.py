@@ -219,3 +219,20 @@ def test_a_read_is_spread_over_the_cores_as_spark_splits_files(spark, tmp_path):
     assert read(spark, directory, "jsstore").rdd.getNumPartitions() == 1   # 128 MiB a task
     small = whole.filter("seq <= 3000")                      # ~2.5 MB: one task is enough
     assert small.rdd.getNumPartitions() == 1 and small.count() == 3000
+
+
+def test_two_readers_in_one_task_keep_their_own_blocks(spark, tmp_path):
+    """Two scans zipped partition by partition are read in one task thread, each reader
+    still walking a block while the other reads one (batches of 2 rows): the block buffer a
+    thread reuses must not be shared by them."""
+    directory = str(tmp_path / "store")
+    with jsstore.open(directory, jsstore.StoreOptions(block_size=2048)) as js:
+        js.add_stream(name="ORDERS", subjects=["orders.>"])
+        for i in range(400):
+            js.publish(f"orders.{i % 3}", f"m{i}-".encode() * (i % 20 + 1))
+    seqs = read(spark, directory, batch_rows=2, partition_bytes=8192).select("seq")
+    data = read(spark, directory, batch_rows=2, partition_bytes=8192).select("data")
+    assert seqs.rdd.getNumPartitions() > 1
+    pairs = seqs.rdd.zip(data.rdd).map(lambda p: (p[0]["seq"], bytes(p[1]["data"]))).collect()
+    want = [(r["seq"], bytes(r["data"])) for r in read(spark, directory, "jsstore").collect()]
+    assert sorted(pairs) == sorted(want) and len(pairs) == 400

@@ -133,8 +133,17 @@ final class BlockColumns {
 
     BlockColumns(byte[] plain, String[] columns, long seqLow, long seqHigh, long timeLow,
                  long timeHigh, long[] deleted, SubjectMatch match) {
+        this(plain, plain.length, columns, seqLow, seqHigh, timeLow, timeHigh, deleted, match);
+    }
+
+    /** The block is plain[0, size): a buffer reused from block to block may be longer. */
+    BlockColumns(byte[] plain, int size, String[] columns, long seqLow, long seqHigh, long timeLow,
+                 long timeHigh, long[] deleted, SubjectMatch match) {
+        if (size < 0 || size > plain.length) {
+            throw new IllegalArgumentException("block size " + size + " of a " + plain.length + "-byte buffer");
+        }
         this.buf = plain;
-        this.size = plain.length;
+        this.size = size;
         this.kinds = new int[columns.length];
         int seen = 0;
         for (int i = 0; i < columns.length; i++) {

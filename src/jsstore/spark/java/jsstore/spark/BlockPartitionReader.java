@@ -10,6 +10,10 @@
 package jsstore.spark;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -36,6 +40,14 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     private BlockColumns walker;
     private long bytesRead;
     private long recordsWalked;
+    private int fileSize;                           // bytes of the last block file read
+    // Block files are read into one buffer, reused from block to block and, through a
+    // per-thread pool, from task to task (an 8 MiB array a block is garbage the collector
+    // must reclaim). A reader takes the thread's buffer while it is open and gives it back
+    // on close, so two readers in one thread (a cartesian product) never share one.
+    private static final byte[] NONE = new byte[0];
+    private static final ThreadLocal<byte[]> POOL = ThreadLocal.withInitial(() -> NONE);
+    private byte[] readBuffer;
 
     BlockPartitionReader(BlockPartition partition, ScanFilter scan, String[] columns, int batchRows,
                          String subjectIndexDir) {
@@ -75,28 +87,63 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
             Path block = Paths.get(piece.path());
             Path indexFile = indexDir != null && piece.sealed() ? SubjectIndex.location(indexDir, block) : null;
             byte[] records;
+            int size;
             try {
                 SubjectIndex.Found found = indexFile == null ? null : indexed(indexFile, block);
                 if (found != null) {
                     records = found.records();
+                    size = records.length;
                     bytesRead += found.bytesRead();
                 } else {
                     SubjectIndex.BlockStamp stamp = indexFile == null ? null : SubjectIndex.BlockStamp.of(block);
-                    byte[] raw = Files.readAllBytes(block);
-                    bytesRead += raw.length;
-                    records = plainBytes(block, raw);
-                    if (stamp != null && records == raw && stamp.size() == raw.length) {
-                        writeIndex(indexFile, raw, stamp);
+                    records = readBlock(block);
+                    size = fileSize;
+                    bytesRead += fileSize;
+                    if (records != readBuffer) {             // compressed: decompressed whole
+                        size = records.length;
+                    } else if (stamp != null && stamp.size() == fileSize) {
+                        writeIndex(indexFile, records, size, stamp);
                     }
                 }
             } catch (NoSuchFileException gone) {
                 continue;
             }
-            walker = new BlockColumns(records, columns, piece.seqLow(), piece.seqHigh(), scan.timeLow,
+            walker = new BlockColumns(records, size, columns, piece.seqLow(), piece.seqHigh(), scan.timeLow,
                     scan.timeHigh, piece.deleted(), match);
             return true;
         }
         return false;
+    }
+
+    /** A block file's bytes in this reader's buffer (its first fileSize bytes), or,
+     *  for a file that may be compressed, its plain bytes in an array of their own. */
+    private byte[] readBlock(Path block) throws IOException {
+        try (FileChannel ch = FileChannel.open(block, StandardOpenOption.READ)) {
+            long length = ch.size();
+            if (length > Integer.MAX_VALUE - 8) {
+                throw new IOException(block + ": a " + length + "-byte block file");
+            }
+            if (readBuffer == null) {
+                readBuffer = POOL.get();
+                POOL.set(NONE);
+            }
+            byte[] buf = readBuffer;
+            if (buf.length < length) {
+                buf = new byte[(int) Math.max(length, Math.min(2L * buf.length, Integer.MAX_VALUE - 8))];
+                readBuffer = buf;
+            }
+            ByteBuffer into = ByteBuffer.wrap(buf, 0, (int) length);
+            while (into.hasRemaining()) {
+                if (ch.read(into) < 0) {
+                    break;                                  // cut short while read: what is there
+                }
+            }
+            fileSize = into.position();
+            if (fileSize >= 3 && buf[0] == 'c' && buf[1] == 'm' && buf[2] == 'p') {
+                return plainBytes(block, Arrays.copyOf(buf, fileSize));
+            }
+            return buf;
+        }
     }
 
     /** The records by a current subject index, or null (none, or one that does not read). */
@@ -118,9 +165,9 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
         }
     }
 
-    private static void writeIndex(Path indexFile, byte[] plain, SubjectIndex.BlockStamp stamp) {
+    private static void writeIndex(Path indexFile, byte[] plain, int size, SubjectIndex.BlockStamp stamp) {
         try {
-            SubjectIndex.write(indexFile, plain, stamp);
+            SubjectIndex.write(indexFile, plain, size, stamp);
         } catch (IOException | RuntimeException unwritable) {
             // a read-only or full cache directory: this query and the next read whole blocks
         }
@@ -143,6 +190,10 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     @Override
     public void close() {
         walker = null;
+        if (readBuffer != null && readBuffer.length > POOL.get().length) {
+            POOL.set(readBuffer);
+        }
+        readBuffer = null;
         for (ColumnVector v : vectors) {
             v.close();
         }

@@ -79,13 +79,14 @@ final class SubjectIndex {
 
     // -- building ----------------------------------------------------------------------------
 
-    /** Write the index of a plain block (the file's bytes as they are on disk) atomically. */
-    static void write(Path indexFile, byte[] plain, BlockStamp stamp) throws IOException {
+    /** Write the index of a plain block (the file's bytes as they are on disk, plain[0, size))
+     *  atomically. */
+    static void write(Path indexFile, byte[] plain, int size, BlockStamp stamp) throws IOException {
         Map<Subject, int[]> lists = new HashMap<>();     // subject -> [count, offsets/lengths...]
         List<Subject> order = new ArrayList<>();
         int pos = 0;
-        while (pos < plain.length) {
-            int length = BlockColumns.recordLength(plain, pos, plain.length - pos);
+        while (pos < size) {
+            int length = BlockColumns.recordLength(plain, pos, size - pos);
             if (length < 0) {
                 break;
             }
