@@ -26,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
 
 from data import payloads, subjects  # noqa: E402
 
@@ -34,6 +35,7 @@ from jsstore import StoreOptions, StreamConfig  # noqa: E402
 from jsstore._core.arrowblock import BlockColumns, SubjectPredicate  # noqa: E402
 from jsstore.spark import jvmjar  # noqa: E402
 from jsstore.spark.arrow import STREAM_COLUMNS, column_bits  # noqa: E402
+from jvminspect import driver_classpath, java_binary  # noqa: E402
 
 BLOCK_SIZE = 8 * 1024 * 1024
 PROJECTIONS = {"all": list(STREAM_COLUMNS), "seq+subject": ["seq", "subject"], "seq": ["seq"],
@@ -78,10 +80,9 @@ def cython_side(data: bytes, columns, batch: int, reps: int, exact=None) -> dict
 
 
 class JavaSide:
-    def __init__(self, jar: str):
-        classpath = jar + os.pathsep + os.path.join(jvmjar.spark_jars_dir(), "*")
-        java = os.path.join(os.path.dirname(jvmjar.javac()), "java")
-        self.proc = subprocess.Popen([java, "-cp", classpath, "jsstore.spark.ColumnsInspect"],
+    def __init__(self, classpath: str):
+        self.proc = subprocess.Popen([java_binary(), "-cp", classpath,
+                                      "jsstore.spark.ColumnsInspect"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def ask(self, command: dict) -> dict:
@@ -109,7 +110,7 @@ def main() -> None:
         path = first_block(work)
         with open(path, "rb") as f:
             data = f.read()
-        java = JavaSide(jar)
+        java = JavaSide(driver_classpath(jar, tempfile.mkdtemp(dir=work)))
         try:
             cases = {name: (columns, {}) for name, columns in PROJECTIONS.items()}
             cases[QUERY[0]] = (list(STREAM_COLUMNS), QUERY[1])

@@ -2,8 +2,8 @@
 Java) gives exactly what the core's BlockColumns, summarize_block and SubjectPredicate give
 for the same block bytes and the same filters.
 
-Java runs through its test driver jsstore.spark.ColumnsInspect, one JVM launch per test for
-every case of that test (commands on stdin, one JSON answer a line).  No Spark session.
+Java runs through its test driver jsstore.spark.ColumnsInspect (tests/java), one JVM launch
+per test for every case of that test (commands on stdin, one JSON answer a line).  No Spark session.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from jsstore._core.arrowblock import (
     summarize_block,
 )
 from jsstore.spark import jvmjar
+from jvminspect import driver_classpath, java_binary
 from jsstore.spark.arrow import STREAM_COLUMNS, arrow_schema, column_bits, record_batch
 from jsstore.spark.planning import block_alg
 
@@ -64,7 +65,7 @@ def jar(tmp_path_factory):
             jvmjar.javac()
         except jvmjar.JarBuildError as exc:
             pytest.skip(str(exc))
-        return jvmjar.jar_path()
+        return driver_classpath(jvmjar.jar_path(), str(tmp_path_factory.mktemp("drivers")))
     finally:
         if saved is None:
             del os.environ["JSSTORE_JAR_CACHE"]
@@ -72,11 +73,9 @@ def jar(tmp_path_factory):
             os.environ["JSSTORE_JAR_CACHE"] = saved
 
 
-def inspect(jar_file, commands):
+def inspect(classpath, commands):
     """Every command's answer, from one JVM launch."""
-    classpath = jar_file + os.pathsep + os.path.join(jvmjar.spark_jars_dir(), "*")
-    java = os.path.join(os.path.dirname(jvmjar.javac()), "java")     # the JDK's own
-    done = subprocess.run([java, "-cp", classpath, "jsstore.spark.ColumnsInspect"],
+    done = subprocess.run([java_binary(), "-cp", classpath, "jsstore.spark.ColumnsInspect"],
                           input="".join(json.dumps(c) + "\n" for c in commands),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr

@@ -1,8 +1,8 @@
 """The JVM reader's file formats in Java (BlockBytes with S2 and LZ4, HighwayHash, IndexDb)
 give what the Python/Cython code gives for the same bytes.
 
-One JVM (jsstore.spark.FormatsInspect) runs for the whole module and answers one JSON line per
-command, so Hypothesis examples cost a pipe round trip, not a JVM launch.  Files come from
+One JVM (jsstore.spark.FormatsInspect, tests/java) runs for the whole module and answers one
+JSON line per command, so Hypothesis examples cost a pipe round trip, not a JVM launch.  Files come from
 jsstore's FileStore (compression none, s2, lz4) and from the real nats-server (s2); corrupt
 variants must fail in both implementations alike.
 """
@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import random
-import shutil
 import subprocess
 
 import lz4.frame
@@ -31,6 +30,7 @@ from jsstore._core.hashing import highway64_digest, meta_hash_key
 from jsstore.errors import BadMsg, CorruptFile
 from jsstore.gocompat.varints import put_uvarint
 from jsstore.spark import jvmjar
+from jvminspect import driver_classpath, java_binary
 from jsstore.spark.planning import read_plain_block
 from jsstore.store.indexdb import decode_index
 
@@ -70,9 +70,8 @@ def java(tmp_path_factory):
             del os.environ["JSSTORE_JAR_CACHE"]
         else:
             os.environ["JSSTORE_JAR_CACHE"] = saved
-    classpath = jar + os.pathsep + os.path.join(jvmjar.spark_jars_dir(), "*")
-    binary = shutil.which("java") or os.path.join(os.path.dirname(jvmjar.javac()), "java")
-    process = subprocess.Popen([binary, "-cp", classpath, "jsstore.spark.FormatsInspect"],
+    classpath = driver_classpath(jar, str(tmp_path_factory.mktemp("drivers")))
+    process = subprocess.Popen([java_binary(), "-cp", classpath, "jsstore.spark.FormatsInspect"],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                encoding="utf-8")
     try:
