@@ -147,6 +147,34 @@ cdef int _control_line(const uint8_t* s, Py_ssize_t pos, Py_ssize_t line_end, bi
     return count
 
 
+cdef enum:
+    FRAME_INCOMPLETE = -2         # _next_frame: the frame's bytes are not all there yet
+    FRAME_CONTROL = -3            # _next_frame: a line that is not MSG / HMSG
+
+
+cdef int _next_frame(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t* eol,
+                     Py_ssize_t* line_end, bint* headers, Py_ssize_t* starts, Py_ssize_t* ends,
+                     Py_ssize_t* total, Py_ssize_t* header_size) except -1:
+    """The frame at `pos` of s[0:n]: FRAME_INCOMPLETE, FRAME_CONTROL (the line is
+    s[pos:line_end], the next one starts after eol), or a complete MSG / HMSG frame: its
+    control line's argument count (_control_line), its body at eol + 1."""
+    cdef const uint8_t* found = <const uint8_t*>memchr(s + pos, 10, n - pos)
+    cdef int count
+    if found == NULL:
+        return FRAME_INCOMPLETE
+    eol[0] = found - s
+    line_end[0] = eol[0]
+    if line_end[0] > pos and s[line_end[0] - 1] == 13:
+        line_end[0] -= 1
+    headers[0] = line_end[0] - pos >= 5 and memcmp(s + pos, b"HMSG ", 5) == 0
+    if not headers[0] and not (line_end[0] - pos >= 4 and memcmp(s + pos, b"MSG ", 4) == 0):
+        return FRAME_CONTROL
+    count = _control_line(s, pos, line_end[0], headers[0], starts, ends, total, header_size)
+    if eol[0] + 1 + total[0] + 2 > n:
+        return FRAME_INCOMPLETE
+    return count
+
+
 def next_records(bytearray buffer, Py_ssize_t start, bytearray out, uint64_t high):
     """(position, deliveries appended, last sequence appended, event): see the module."""
     cdef const uint8_t* s = <const uint8_t*>PyByteArray_AS_STRING(buffer)
@@ -156,26 +184,18 @@ def next_records(bytearray buffer, Py_ssize_t start, bytearray out, uint64_t hig
     cdef Py_ssize_t ends[MAX_TOKENS]
     cdef int count, reply_token
     cdef bint headers
-    cdef const uint8_t* found
     cdef int64_t seq = 0, ts = 0
     cdef uint64_t last = 0
     cdef Py_ssize_t appended = 0
     cdef object reply
     while pos < n:
-        found = <const uint8_t*>memchr(s + pos, 10, n - pos)
-        if found == NULL:
+        count = _next_frame(s, n, pos, &eol, &line_end, &headers, starts, ends, &total,
+                            &header_size)
+        if count == FRAME_INCOMPLETE:
             break
-        eol = found - s
-        line_end = eol
-        if line_end > pos and s[line_end - 1] == 13:
-            line_end -= 1
-        headers = line_end - pos >= 5 and memcmp(s + pos, b"HMSG ", 5) == 0
-        if not headers and not (line_end - pos >= 4 and memcmp(s + pos, b"MSG ", 4) == 0):
+        if count == FRAME_CONTROL:
             return eol + 1, appended, last, bytes(s[pos:line_end])
-        count = _control_line(s, pos, line_end, headers, starts, ends, &total, &header_size)
         body = eol + 1
-        if body + total + 2 > n:
-            break                     # the frame is not complete yet
         reply_token = 2 if count == (5 if headers else 4) else -1
         if reply_token > 0 and _ack_metadata(s, starts[2], ends[2], &seq, &ts) == 0:
             pos = body + total + 2
@@ -315,26 +335,18 @@ def next_direct_records(bytearray buffer, Py_ssize_t start, bytearray out, uint6
     cdef Py_ssize_t ends[MAX_TOKENS]
     cdef int count
     cdef bint headers
-    cdef const uint8_t* found
     cdef int64_t seq = 0, ts = 0
     cdef uint64_t last = 0
     cdef Py_ssize_t appended = 0
     cdef bytearray stored
     while pos < n:
-        found = <const uint8_t*>memchr(s + pos, 10, n - pos)
-        if found == NULL:
+        count = _next_frame(s, n, pos, &eol, &line_end, &headers, starts, ends, &total,
+                            &header_size)
+        if count == FRAME_INCOMPLETE:
             break
-        eol = found - s
-        line_end = eol
-        if line_end > pos and s[line_end - 1] == 13:
-            line_end -= 1
-        headers = line_end - pos >= 5 and memcmp(s + pos, b"HMSG ", 5) == 0
-        if not headers and not (line_end - pos >= 4 and memcmp(s + pos, b"MSG ", 4) == 0):
+        if count == FRAME_CONTROL:
             return eol + 1, appended, last, bytes(s[pos:line_end])
-        count = _control_line(s, pos, line_end, headers, starts, ends, &total, &header_size)
         body = eol + 1
-        if body + total + 2 > n:
-            break                     # the frame is not complete yet
         if headers and _direct_metadata(s, body, body + header_size, &seq, &ts, &subject_at,
                                         &subject_len, &stored_len) == 0:
             pos = body + total + 2
