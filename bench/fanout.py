@@ -110,16 +110,21 @@ def publisher(port: int, n: int, pulls: int, go, out) -> None:
     sock.close()
 
 
+def after_pong(sock) -> bytes:
+    """Wait for the PONG of the PING just sent; what came after it (deliveries may)."""
+    buf = b""
+    while b"PONG\r\n" not in buf:
+        buf += sock.recv(65536)
+    return buf[buf.index(b"PONG\r\n") + 6:]
+
+
 def push_client(port: int, want: int, pushes: int, ready, go, out) -> None:
     sock = connect(port)
     # (one subscription per deliver subject: nats-server's push consumers see the
     # interest of literal subscriptions only)
     sock.sendall(b"".join(b"SUB d.%d %d\r\n" % (k, k + 1) for k in range(pushes))
                  + b"PING\r\n")
-    buf = b""
-    while b"PONG" not in buf:
-        buf += sock.recv(65536)
-    buf = buf[buf.index(b"PONG\r\n") + 6:]     # (deliveries may follow it)
+    buf = after_pong(sock)
     ready.set()
     go.wait()
     got = 0
@@ -147,10 +152,7 @@ def pull_client(port: int, want: int, pulls: int, batch: int, ready, go, out) ->
                     f"_P.{i}") for i in range(pulls)]
     left = [batch] * pulls
     sock.sendall(b"".join(requests) + b"PING\r\n")
-    buf = b""
-    while b"PONG" not in buf:
-        buf += sock.recv(65536)
-    buf = buf[buf.index(b"PONG\r\n") + 6:]     # (deliveries may follow it)
+    buf = after_pong(sock)
     ready.set()
     go.wait()
     got = 0
