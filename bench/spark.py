@@ -18,8 +18,10 @@ jsstore's FileStore (8 MiB blocks) and the same rows written as Parquet by Spark
   queries        subject = <one of 1,000> and a 5% time window: jsstore (JVM reader and
                  Python source) vs Parquet
                  (target >= 3x, bytes read <= 20% of a full scan) beside jsstore's query with
-                 every block pruned; subjects interleaved (message i on subject i % 1000)
-                 and in runs (1,000 messages each)
+                 every block pruned and the JVM reader's floor: the same partitions with
+                 their batches kept from an earlier read (bench/java, FloorSource), Spark's
+                 part of the query alone; subjects interleaved (message i on subject
+                 i % 1000) and in runs (1,000 messages each)
   nats           the stream served by jsstore serve, then by nats-server: Spark over NATS
                  (batched direct gets, the stream with allow_direct; and the pull consumer,
                  without) vs one nats-py ordered consumer on the same server (target >= 5x)
@@ -50,6 +52,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 import data  # noqa: E402
+import jvmfloor  # noqa: E402
 import nats  # noqa: E402
 import sparkfloor  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
@@ -115,13 +118,13 @@ def build_store(directory: str, n: int, layout: str) -> None:
     fs.stop()
 
 
-def session():
+def session(jars: list[str]):
     spark = (SparkSession.builder.master("local[2]").appName("jsstore-bench")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.python.filterPushdown.enabled", "true")
              .config("spark.driver.memory", "2g")
-             .config("spark.jars", jvmjar.jar_path()).getOrCreate())
+             .config("spark.jars", ",".join(jars)).getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(sparkfloor.FloorDataSource)
     spark.dataSource.register(sparkfloor.NothingDataSource)
@@ -250,8 +253,9 @@ def breakdown(spark, base: str, parquet: str, reps: int, report) -> None:
 
 
 def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -> None:
-    """One subject and a 5% time window on both layouts: jsstore, Parquet and jsstore's
-    query with every block pruned (the fixed cost no pruning removes) in turn."""
+    """One subject and a 5% time window on both layouts: jsstore, Parquet, jsstore's
+    query with every block pruned (the fixed cost no pruning removes) and the JVM reader's
+    floor (the query's rows with nothing read) in turn."""
     print("one subject of 1,000 and a 5% time window", flush=True)
     chosen = f"orders.{437 if n >= 438 * RUN else n // RUN // 2}"   # in both layouts
     subject = f"subject = '{chosen}'"
@@ -275,11 +279,15 @@ def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -
                    time.perf_counter() - started)
             report(f"{layout}: {name}: jsstore-jvm first query bytes read / full scan",
                    first_read / full_bytes, "")
-            t_jvm, t_js, t_pq, t_none = medians_in_turn(
+            def floor_query(condition=condition, directory=directory):
+                return jsstore_df(spark, directory, source=jvmfloor.FLOOR_FORMAT).filter(condition)
+            noop(floor_query())                  # reads each partition, once for the JVM
+            t_jvm, t_js, t_pq, t_none, t_floor = medians_in_turn(
                 lambda: noop(jvm_query()),
                 lambda: noop(jsstore_df(spark, directory).filter(condition)),
                 lambda: noop(spark.read.parquet(pq_dir).filter(condition)),
                 lambda: noop(jsstore_df(spark, directory, source=JVM).filter("seq > 100000000000")),
+                lambda: noop(floor_query()),
                 reps=reps)
             read = planned_bytes(directory, scan)
             read_jvm = jvm_scan_metrics(jvm_query())["blockBytesRead"]
@@ -287,9 +295,11 @@ def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -
             report(f"{layout}: {name}: jsstore (Python source)", t_js)
             report(f"{layout}: {name}: parquet", t_pq)
             report(f"{layout}: {name}: jsstore-jvm, every block pruned", t_none)
+            report(f"{layout}: {name}: jvm floor (its batches kept: no reading)", t_floor)
             report(f"{layout}: {name}: jvm speed ratio (target >= 3)", t_pq / t_jvm, "x")
             report(f"{layout}: {name}: Python source speed ratio", t_pq / t_js, "x")
-            report(f"{layout}: {name}: ratio if reading cost nothing", t_pq / t_none, "x")
+            report(f"{layout}: {name}: floor speed ratio (best any reader gets)", t_pq / t_floor, "x")
+            report(f"{layout}: {name}: ratio with every block pruned", t_pq / t_none, "x")
             report(f"{layout}: {name}: MB read (full scan {full_bytes / 1e6:.1f} MB)",
                    read / 1e6, "MB")
             report(f"{layout}: {name}: Python source bytes read / full scan",
@@ -385,7 +395,8 @@ def main(argv=None) -> int:
         for layout in ("interleaved", "runs"):
             stores[layout] = os.path.join(root, layout)
             build_store(stores[layout], args.n, layout)
-        spark = session()
+        reader_jar = jvmjar.jar_path()
+        spark = session([reader_jar, jvmfloor.floor_jar(reader_jar, root)])
         base = stores["interleaved"]
         parquet = os.path.join(root, "parquet")
         jsstore_df(spark, base).write.parquet(parquet)

@@ -123,6 +123,8 @@ final class BlockColumns {
     private int nullsFrom = -1;              // first of the batch's last rows without headers
     private int entries;                     // header map entries in the batch
     private int values;                      // header values in the batch
+    private long headerBytes;                // header key and value bytes in the batch
+    private long largestBatchBytes;          // the most bytes any batch put in its vectors
 
     // scratch for one message's header lines
     private final int[] keyOff = new int[HEADER_LINES_MAX];
@@ -177,6 +179,11 @@ final class BlockColumns {
     /** Records looked at so far (every kind, the one past seqHigh included). */
     long recordsWalked() {
         return recordsWalked;
+    }
+
+    /** The most bytes a batch so far appended to its vectors' byte children. */
+    long largestBatchBytes() {
+        return largestBatchBytes;
     }
 
     /** Rows handed out so far. */
@@ -364,6 +371,7 @@ final class BlockColumns {
         nullsFrom = -1;
         entries = 0;
         values = 0;
+        headerBytes = 0;
     }
 
     /** Copies the long columns in and counts the bytes appended to the byte children. */
@@ -389,6 +397,7 @@ final class BlockColumns {
             flushRun();
             dataBytes.addElementsAppended(dataNext);
         }
+        largestBatchBytes = Math.max(largestBatchBytes, (long) subjectNext + dataNext + headerBytes);
     }
 
     /** Room for `need` bytes in a byte child: the room it has now, or more (doubling). */
@@ -577,9 +586,11 @@ final class BlockColumns {
                 valuesVec.reserve(values + 1);
                 valuesVec.putByteArray(values, b, valueOff[j], valueLen[j]);
                 values++;
+                headerBytes += valueLen[j];
             }
             keysVec.reserve(entries + 1);
             keysVec.putByteArray(entries, b, keyOff[i], keyLen[i]);
+            headerBytes += keyLen[i];
             listsVec.reserve(entries + 1);
             listsVec.putArray(entries, firstValue, values - firstValue);
             entries++;

@@ -21,9 +21,7 @@ import java.nio.file.Paths;
 import java.util.List;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.PartitionReader;
-import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
-import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
@@ -34,6 +32,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     private final SubjectMatch match;
     private final Path indexDir;                    // null: no subject indexes
     private final List<String> subjects;           // the exact subjects asked for, or null
+    private final ReadScratch scratch;              // the buffer and vectors, while open
     private final WritableColumnVector[] vectors;
     private final ColumnarBatch batch;
     private int next;                               // the next slice to open
@@ -41,13 +40,8 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     private long bytesRead;
     private long recordsWalked;
     private int fileSize;                           // bytes of the last block file read
-    // Block files are read into one buffer, reused from block to block and, through a
-    // per-thread pool, from task to task (an 8 MiB array a block is garbage the collector
-    // must reclaim). A reader takes the thread's buffer while it is open and gives it back
-    // on close, so two readers in one thread (a cartesian product) never share one.
-    private static final byte[] NONE = new byte[0];
-    private static final ThreadLocal<byte[]> POOL = ThreadLocal.withInitial(() -> NONE);
-    private byte[] readBuffer;
+    private long largestBatchBytes;
+    private boolean closed;
 
     BlockPartitionReader(BlockPartition partition, ScanFilter scan, String[] columns, int batchRows,
                          String subjectIndexDir) {
@@ -58,10 +52,8 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
         this.match = scan.match();
         this.subjects = scan.exact != null ? scan.reducedExact() : null;
         this.indexDir = subjectIndexDir != null && subjects != null ? Paths.get(subjectIndexDir) : null;
-        this.vectors = new WritableColumnVector[columns.length];
-        for (int i = 0; i < columns.length; i++) {
-            vectors[i] = new OnHeapColumnVector(batchRows, StreamSchema.TABLE.apply(columns[i]).dataType());
-        }
+        this.scratch = ReadScratch.take();
+        this.vectors = scratch.vectors(columns, batchRows);
         this.batch = new ColumnarBatch(vectors);
     }
 
@@ -76,8 +68,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
                 batch.setNumRows(rows);
                 return true;
             }
-            recordsWalked += walker.recordsWalked();
-            walker = null;
+            retire();
         }
     }
 
@@ -99,7 +90,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
                     records = readBlock(block);
                     size = fileSize;
                     bytesRead += fileSize;
-                    if (records != readBuffer) {             // compressed: decompressed whole
+                    if (records != scratch.buffer(0)) {      // compressed: decompressed whole
                         size = records.length;
                     } else if (stamp != null && stamp.size() == fileSize) {
                         writeIndex(indexFile, records, size, stamp);
@@ -123,15 +114,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
             if (length > Integer.MAX_VALUE - 8) {
                 throw new IOException(block + ": a " + length + "-byte block file");
             }
-            if (readBuffer == null) {
-                readBuffer = POOL.get();
-                POOL.set(NONE);
-            }
-            byte[] buf = readBuffer;
-            if (buf.length < length) {
-                buf = new byte[(int) Math.max(length, Math.min(2L * buf.length, Integer.MAX_VALUE - 8))];
-                readBuffer = buf;
-            }
+            byte[] buf = scratch.buffer(length);
             ByteBuffer into = ByteBuffer.wrap(buf, 0, (int) length);
             while (into.hasRemaining()) {
                 if (ch.read(into) < 0) {
@@ -189,13 +172,19 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
 
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (walker != null) {
+            retire();
+        }
+        scratch.giveBack(largestBatchBytes);
+    }
+
+    private void retire() {
+        recordsWalked += walker.recordsWalked();
+        largestBatchBytes = Math.max(largestBatchBytes, walker.largestBatchBytes());
         walker = null;
-        if (readBuffer != null && readBuffer.length > POOL.get().length) {
-            POOL.set(readBuffer);
-        }
-        readBuffer = null;
-        for (ColumnVector v : vectors) {
-            v.close();
-        }
     }
 }

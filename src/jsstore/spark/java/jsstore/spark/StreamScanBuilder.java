@@ -36,6 +36,16 @@ final class StreamScanBuilder implements SupportsPushDownFilters, SupportsPushDo
         required = requiredSchema;
     }
 
+    /** What was pushed so far (read by the bench's floor source, which reads as the scan
+     *  would, once). */
+    ScanFilter filter() {
+        return scan;
+    }
+
+    StructType required() {
+        return required;
+    }
+
     @Override
     public Scan build() {
         return new StreamScan(options, scan, required);
