@@ -275,7 +275,7 @@ def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -
             def jvm_query(condition=condition, directory=directory):
                 return jsstore_df(spark, directory, source=JVM).filter(condition)
             first_read = jvm_scan_metrics(jvm_query())["blockBytesRead"]
-            report(f"{layout}: {name}: jsstore-jvm first query (writes subject indexes)",
+            report(f"{layout}: {name}: jsstore-jvm first query (writes block indexes)",
                    time.perf_counter() - started)
             report(f"{layout}: {name}: jsstore-jvm first query bytes read / full scan",
                    first_read / full_bytes, "")
@@ -381,8 +381,8 @@ def main(argv=None) -> int:
     if args.skip_nats:
         sections.discard("nats")
     root = tempfile.mkdtemp(prefix="jsstore-spark-bench-", dir=args.dir)
-    # the JVM reader's subject indexes: this run's own, started empty (set before the JVM starts)
-    os.environ["JSSTORE_SUBJECT_INDEX_DIR"] = os.path.join(root, "subject-index")
+    # the JVM reader's block indexes: this run's own, started empty (set before the JVM starts)
+    os.environ["JSSTORE_BLOCK_INDEX_DIR"] = os.path.join(root, "block-index")
     results: dict[str, float] = {}
 
     def report(name: str, value: float, unit: str = "s") -> None:

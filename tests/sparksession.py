@@ -44,8 +44,8 @@ def spark():
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    # the JVM reader's subject indexes go to a directory of this run, not the user's cache
-    os.environ["JSSTORE_SUBJECT_INDEX_DIR"] = tempfile.mkdtemp(prefix="jsstore-subject-index-")
+    # the JVM reader's block indexes go to a directory of this run, not the user's cache
+    os.environ["JSSTORE_BLOCK_INDEX_DIR"] = tempfile.mkdtemp(prefix="jsstore-block-index-")
     from pyspark.sql import SparkSession   # optional dependency: only the Spark tests need it
     jar = _jvm_jar()
     builder = SparkSession.builder

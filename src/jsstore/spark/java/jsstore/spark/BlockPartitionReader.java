@@ -3,22 +3,23 @@
 // block removed since planning (limits, compaction) reads as empty: the store no longer
 // holds those messages.
 //
-// A query for exact subjects reads a sealed, uncompressed block through its subject index
-// (SubjectIndex) when there is a current one: only those subjects' records; otherwise it
-// reads the whole block and writes the index for the next query (a cache that cannot be
-// written is done without).
+// A sealed, uncompressed block is read through its block indexes when there are current
+// ones: by a query for exact subjects through its SubjectIndex (only those subjects'
+// records), by a query with a sequence or time range through its BlockPositions (only the
+// part of the block the range can be in). Without one such a query reads the whole block and
+// writes the index for the next query (a cache that cannot be written is done without).
 package jsstore.spark;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.StandardOpenOption;
-import java.util.Arrays;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.util.List;
+import jsstore.spark.BlockIndexFiles.BlockStamp;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
@@ -30,8 +31,9 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     private final String[] columns;
     private final int batchRows;
     private final SubjectMatch match;
-    private final Path indexDir;                    // null: no subject indexes
+    private final Path indexDir;                    // null: no block indexes
     private final List<String> subjects;           // the exact subjects asked for, or null
+    private final boolean ranged;                   // a sequence or time range is asked for
     private final ReadScratch scratch;              // the buffer and vectors, while open
     private final WritableColumnVector[] vectors;
     private final ColumnarBatch batch;
@@ -44,14 +46,16 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     private boolean closed;
 
     BlockPartitionReader(BlockPartition partition, ScanFilter scan, String[] columns, int batchRows,
-                         String subjectIndexDir) {
+                         String blockIndexDir) {
         this.partition = partition;
         this.scan = scan;
         this.columns = columns;
         this.batchRows = batchRows;
         this.match = scan.match();
         this.subjects = scan.exact != null ? scan.reducedExact() : null;
-        this.indexDir = subjectIndexDir != null && subjects != null ? Paths.get(subjectIndexDir) : null;
+        this.ranged = scan.seqLow > 0 || scan.seqHigh < ScanFilter.MAX_SEQ || scan.timeLow != Long.MIN_VALUE
+                || scan.timeHigh != Long.MAX_VALUE;
+        this.indexDir = blockIndexDir != null && (subjects != null || ranged) ? Paths.get(blockIndexDir) : null;
         this.scratch = ReadScratch.take();
         this.vectors = scratch.vectors(columns, batchRows);
         this.batch = new ColumnarBatch(vectors);
@@ -76,24 +80,39 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
         while (next < partition.slices().size()) {
             BlockSlice piece = partition.slices().get(next++);
             Path block = Paths.get(piece.path());
-            Path indexFile = indexDir != null && piece.sealed() ? SubjectIndex.location(indexDir, block) : null;
+            boolean indexed = indexDir != null && piece.sealed();
+            Path bySubject = indexed && subjects != null ? SubjectIndex.location(indexDir, block) : null;
+            Path byPosition = indexed && ranged ? BlockPositions.location(indexDir, block) : null;
             byte[] records;
             int size;
             try {
-                SubjectIndex.Found found = indexFile == null ? null : indexed(indexFile, block);
+                SubjectIndex.Found found = bySubject == null ? null : subjectRecords(bySubject, block);
+                BlockPositions.Part part = found != null || byPosition == null ? null
+                        : rangePart(byPosition, block, piece);
                 if (found != null) {
                     records = found.records();
                     size = records.length;
                     bytesRead += found.bytesRead();
+                } else if (part != null) {
+                    records = readPart(block, part);
+                    size = fileSize;
+                    bytesRead += part.indexBytes() + fileSize;
                 } else {
-                    SubjectIndex.BlockStamp stamp = indexFile == null ? null : SubjectIndex.BlockStamp.of(block);
+                    BlockStamp stamp = bySubject == null && byPosition == null ? null : BlockStamp.of(block);
                     records = readBlock(block);
                     size = fileSize;
                     bytesRead += fileSize;
                     if (records != scratch.buffer(0)) {      // compressed: decompressed whole
                         size = records.length;
                     } else if (stamp != null && stamp.size() == fileSize) {
-                        writeIndex(indexFile, records, size, stamp);
+                        byte[] plain = records;
+                        int plainSize = size;
+                        if (bySubject != null) {
+                            writeIndex(() -> SubjectIndex.write(bySubject, plain, plainSize, stamp));
+                        }
+                        if (byPosition != null) {
+                            writeIndex(() -> BlockPositions.write(byPosition, plain, plainSize, stamp));
+                        }
                     }
                 }
             } catch (NoSuchFileException gone) {
@@ -104,6 +123,26 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
             return true;
         }
         return false;
+    }
+
+    /** Block bytes [part.start, part.end) in this reader's buffer (its first fileSize bytes;
+     *  fewer when the file is shorter now). */
+    private byte[] readPart(Path block, BlockPositions.Part part) throws IOException {
+        int length = part.end() - part.start();
+        byte[] buf = scratch.buffer(length);
+        try (FileChannel ch = FileChannel.open(block, StandardOpenOption.READ)) {
+            ByteBuffer into = ByteBuffer.wrap(buf, 0, length);
+            long at = part.start();
+            while (into.hasRemaining()) {
+                int n = ch.read(into, at);
+                if (n < 0) {
+                    break;
+                }
+                at += n;
+            }
+            fileSize = into.position();
+        }
+        return buf;
     }
 
     /** A block file's bytes in this reader's buffer (its first fileSize bytes), or,
@@ -130,9 +169,21 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     }
 
     /** The records by a current subject index, or null (none, or one that does not read). */
-    private SubjectIndex.Found indexed(Path indexFile, Path block) throws NoSuchFileException {
+    private SubjectIndex.Found subjectRecords(Path indexFile, Path block) throws NoSuchFileException {
         try {
             return SubjectIndex.read(indexFile, block, subjects);
+        } catch (NoSuchFileException blockGone) {
+            throw blockGone;
+        } catch (IOException | RuntimeException unusable) {
+            return null;
+        }
+    }
+
+    /** The part of the block a slice's range can be in, by a current position index, or null
+     *  (none, or one that does not read). */
+    private BlockPositions.Part rangePart(Path indexFile, Path block, BlockSlice piece) throws NoSuchFileException {
+        try {
+            return BlockPositions.part(indexFile, block, piece.seqLow(), piece.seqHigh(), scan.timeLow, scan.timeHigh);
         } catch (NoSuchFileException blockGone) {
             throw blockGone;
         } catch (IOException | RuntimeException unusable) {
@@ -148,9 +199,13 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
         }
     }
 
-    private static void writeIndex(Path indexFile, byte[] plain, int size, SubjectIndex.BlockStamp stamp) {
+    private interface IndexWrite {
+        void run() throws IOException;
+    }
+
+    private static void writeIndex(IndexWrite write) {
         try {
-            SubjectIndex.write(indexFile, plain, size, stamp);
+            write.run();
         } catch (IOException | RuntimeException unwritable) {
             // a read-only or full cache directory: this query and the next read whole blocks
         }

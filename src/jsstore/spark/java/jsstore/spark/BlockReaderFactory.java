@@ -15,15 +15,15 @@ final class BlockReaderFactory implements PartitionReaderFactory {
     private final String[] columns;
     private final int batchRows;
     private final boolean columnar;
-    private final String subjectIndexDir;
+    private final String blockIndexDir;
 
     BlockReaderFactory(ScanFilter scan, String[] columns, int batchRows, boolean columnar,
-                       String subjectIndexDir) {
+                       String blockIndexDir) {
         this.scan = scan;
         this.columns = columns;
         this.batchRows = batchRows;
         this.columnar = columnar;
-        this.subjectIndexDir = subjectIndexDir;
+        this.blockIndexDir = blockIndexDir;
     }
 
     @Override
@@ -33,13 +33,13 @@ final class BlockReaderFactory implements PartitionReaderFactory {
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-        return new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows, subjectIndexDir);
+        return new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows, blockIndexDir);
     }
 
     /** Rows, for a plan that asks for them: the columnar batches walked row by row. */
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
-        BlockPartitionReader batches = new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows, subjectIndexDir);
+        BlockPartitionReader batches = new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows, blockIndexDir);
         return new PartitionReader<InternalRow>() {
             private Iterator<InternalRow> rows;
             private InternalRow current;

@@ -23,7 +23,7 @@ final class ReadOptions implements Serializable {
     final long partitionBytes;
     final int batchRows;
     final boolean columnar;                         // false: rows (Spark's row-based plan)
-    final String subjectIndexDir;                   // null: no per-block subject indexes
+    final String blockIndexDir;                   // null: no per-block indexes
 
     private ReadOptions(Map<String, String> options) {
         for (String only : new String[] {"url", "kv", "kv_history", "user", "password", "token"}) {
@@ -47,7 +47,7 @@ final class ReadOptions implements Serializable {
         partitionBytes = parseLong(options, "partition_bytes", DEFAULT_PARTITION_BYTES, 1, Long.MAX_VALUE);
         batchRows = (int) parseLong(options, "batch_rows", DEFAULT_BATCH_ROWS, 1, MAX_BATCH_ROWS);
         columnar = parseBool(options, "columnar", true);
-        subjectIndexDir = parseBool(options, "subject_index", true) ? indexDir(options) : null;
+        blockIndexDir = parseBool(options, "block_index", true) ? indexDir(options) : null;
     }
 
     static ReadOptions parse(Map<String, String> options) {
@@ -58,18 +58,18 @@ final class ReadOptions implements Serializable {
         return Paths.get(path, "jetstream", account, "streams", stream);
     }
 
-    /** Where per-block subject indexes are kept: option subject_index_dir, else
-     *  $JSSTORE_SUBJECT_INDEX_DIR, else ~/.cache/jsstore/subject-index. */
+    /** Where per-block indexes (subjects, positions) are kept: option block_index_dir, else
+     *  $JSSTORE_BLOCK_INDEX_DIR, else ~/.cache/jsstore/block-index. */
     private static String indexDir(Map<String, String> options) {
-        String explicit = get(options, "subject_index_dir");
+        String explicit = get(options, "block_index_dir");
         if (explicit != null) {
             return explicit;
         }
-        String env = System.getenv("JSSTORE_SUBJECT_INDEX_DIR");
+        String env = System.getenv("JSSTORE_BLOCK_INDEX_DIR");
         if (env != null && !env.isEmpty()) {
             return env;
         }
-        return Paths.get(System.getProperty("user.home"), ".cache", "jsstore", "subject-index").toString();
+        return Paths.get(System.getProperty("user.home"), ".cache", "jsstore", "block-index").toString();
     }
 
     private static String get(Map<String, String> options, String name) {

@@ -84,7 +84,7 @@ final class StreamScan implements Scan, Batch {
     @Override
     public PartitionReaderFactory createReaderFactory() {
         return new BlockReaderFactory(scan, schema.fieldNames(), options.batchRows, options.columnar,
-                options.subjectIndexDir);
+                options.blockIndexDir);
     }
 
     @Override

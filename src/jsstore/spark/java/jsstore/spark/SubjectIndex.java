@@ -1,16 +1,15 @@
-// A per-block subject index kept beside (never inside) a store: for one sealed, uncompressed
+// A per-block subject index (kept as BlockIndexFiles says): for one sealed, uncompressed
 // block file, where each subject's records are. A query for a few subjects of a block that
 // has one reads the index's directory, the wanted subjects' entry lists and those records
 // alone, instead of the whole block; without one it reads the block and writes the index
 // for the next query.
 //
-// File (little-endian), named after the block file's path in the index directory:
-//   "JSSI" u32 version=1, u64 block size, u64 block mtime ns, 8 bytes: the block's last 8,
+// File (little-endian):
+//   "JSSI" u32 version=1, the block's stamp (u64 size, u64 mtime ns, its last 8 bytes),
 //   u32 subjects, u32 directory bytes,
 //   directory: per subject u16 length, subject, u32 records, u64 file offset of its list,
 //   lists: per record u32 offset in the block, u32 record length (ascending offsets).
-// An index is used only while the block's size, mtime and last 8 bytes are what it was built
-// from; every record it leads to is walked by BlockColumns with the slice's filters, so a
+// Every record an index leads to is walked by BlockColumns with the slice's filters, so a
 // record can never become a row it would not have been in a whole-block read.
 package jsstore.spark;
 
@@ -19,62 +18,29 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import jsstore.spark.BlockIndexFiles.BlockStamp;
 
 final class SubjectIndex {
     private static final int MAGIC = 0x4953534a;        // "JSSI" as a little-endian u32
     private static final int VERSION = 1;
-    private static final int HEADER = 4 + 4 + 8 + 8 + 8 + 4 + 4;
+    private static final int HEADER = 4 + 4 + BlockIndexFiles.STAMP_BYTES + 4 + 4;
     static final String SUFFIX = ".jssi";
 
     private SubjectIndex() {}
-
-    /** What identifies the block file an index was built from. */
-    record BlockStamp(long size, long mtimeNs, byte[] tail) {
-        static BlockStamp of(Path block) throws IOException {
-            BasicFileAttributes attrs = Files.readAttributes(block, BasicFileAttributes.class);
-            byte[] tail = new byte[8];
-            if (attrs.size() >= 8) {
-                try (FileChannel ch = FileChannel.open(block, StandardOpenOption.READ)) {
-                    readFully(ch, ByteBuffer.wrap(tail), attrs.size() - 8);
-                }
-            }
-            return new BlockStamp(attrs.size(), attrs.lastModifiedTime().to(TimeUnit.NANOSECONDS), tail);
-        }
-
-        boolean same(BlockStamp other) {
-            return size == other.size && mtimeNs == other.mtimeNs && Arrays.equals(tail, other.tail);
-        }
-    }
 
     /** The records of some subjects of a block, concatenated in block order. */
     record Found(byte[] records, long bytesRead) {}
 
     static Path location(Path dir, Path block) {
-        try {
-            MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            byte[] digest = sha.digest(block.toAbsolutePath().toString().getBytes(StandardCharsets.UTF_8));
-            StringBuilder name = new StringBuilder();
-            for (int i = 0; i < 16; i++) {
-                name.append(String.format("%02x", digest[i]));
-            }
-            return dir.resolve(name + SUFFIX);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("no SHA-256 in this JVM", e);
-        }
+        return BlockIndexFiles.location(dir, block, SUFFIX);
     }
 
     // -- building ----------------------------------------------------------------------------
@@ -116,7 +82,8 @@ final class SubjectIndex {
         }
         ByteBuffer out = ByteBuffer.allocate(Math.toIntExact(HEADER + directory + 8 * entries))
                 .order(ByteOrder.LITTLE_ENDIAN);
-        out.putInt(MAGIC).putInt(VERSION).putLong(stamp.size()).putLong(stamp.mtimeNs()).put(stamp.tail());
+        out.putInt(MAGIC).putInt(VERSION);
+        stamp.write(out);
         out.putInt(order.size()).putInt(directory);
         long listAt = HEADER + directory;
         for (Subject s : order) {
@@ -130,14 +97,7 @@ final class SubjectIndex {
                 out.putInt(list[1 + 2 * i]).putInt(list[2 + 2 * i]);
             }
         }
-        Files.createDirectories(indexFile.getParent());
-        Path partial = Files.createTempFile(indexFile.getParent(), "partial-", SUFFIX);
-        try {
-            Files.write(partial, out.array());
-            Files.move(partial, indexFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(partial);
-        }
+        BlockIndexFiles.writeAtomically(indexFile, out.array());
     }
 
     // -- reading -----------------------------------------------------------------------------
@@ -157,23 +117,21 @@ final class SubjectIndex {
                 return null;
             }
             ByteBuffer head = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-            readFully(index, head, 0);
+            BlockIndexFiles.readFully(index, head, 0);
             head.flip();
             if (head.getInt() != MAGIC || head.getInt() != VERSION) {
                 return null;
             }
-            long size = head.getLong();
-            long mtime = head.getLong();
-            byte[] tail = new byte[8];
-            head.get(tail);
+            BlockStamp stamp = BlockStamp.read(head);
+            long size = stamp.size();
             int count = head.getInt();
             int directoryBytes = head.getInt();
             if (count < 0 || directoryBytes < 0 || HEADER + (long) directoryBytes > indexSize
-                    || !new BlockStamp(size, mtime, tail).same(BlockStamp.of(block))) {
+                    || !stamp.same(BlockStamp.of(block))) {
                 return null;
             }
             ByteBuffer dir = ByteBuffer.allocate(directoryBytes).order(ByteOrder.LITTLE_ENDIAN);
-            readFully(index, dir, HEADER);
+            BlockIndexFiles.readFully(index, dir, HEADER);
             dir.flip();
             Map<String, long[]> where = new HashMap<>();
             for (int i = 0; i < count; i++) {
@@ -204,7 +162,7 @@ final class SubjectIndex {
                     return null;
                 }
                 ByteBuffer list = ByteBuffer.allocate((int) listBytes).order(ByteOrder.LITTLE_ENDIAN);
-                readFully(index, list, entry[1]);
+                BlockIndexFiles.readFully(index, list, entry[1]);
                 list.flip();
                 bytesRead += listBytes;
                 for (long i = 0; i < entry[0]; i++) {
@@ -223,22 +181,11 @@ final class SubjectIndex {
             try (FileChannel ch = FileChannel.open(block, StandardOpenOption.READ)) {
                 int at = 0;
                 for (long[] w : wanted) {
-                    readFully(ch, ByteBuffer.wrap(records, at, (int) w[1]), w[0]);
+                    BlockIndexFiles.readFully(ch, ByteBuffer.wrap(records, at, (int) w[1]), w[0]);
                     at += (int) w[1];
                 }
             }
             return new Found(records, bytesRead + total);
-        }
-    }
-
-    private static void readFully(FileChannel ch, ByteBuffer into, long position) throws IOException {
-        long at = position;
-        while (into.hasRemaining()) {
-            int n = ch.read(into, at);
-            if (n < 0) {
-                throw new IOException("unexpected end of file");
-            }
-            at += n;
         }
     }
 
