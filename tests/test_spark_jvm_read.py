@@ -311,10 +311,12 @@ def test_a_position_index_of_another_version_of_the_block_is_not_used(spark, tmp
                                             key=lambda n: int(n[:-4]))[0])
     stat = os.stat(first_block)
     os.utime(first_block, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
-    for name in sorted(index_files(index_dir, ".jsbp"))[::2]:   # and damage every other index
-        path = index_dir / name
-        raw = bytearray(path.read_bytes())
-        raw[-20:-16] = (0xFFFFFFF0).to_bytes(4, "little")      # the last sample's offset
+    for name in index_files(index_dir, ".jsbp"):               # and damage every index:
+        path = index_dir / name                                 # a late sample's sequence 0
+        raw = bytearray(path.read_bytes())                      # would make its part start there
+        count = int.from_bytes(raw[36:40], "little")
+        at = 40 + 20 * (count - 2) + 4
+        raw[at:at + 8] = bytes(8)
         path.write_bytes(bytes(raw))
     assert subject_rows(spark, directory, window, block_index_dir=index_dir) == want
     store = jsstore.FileStore(jsstore.stream_dir(directory, "ORDERS"),

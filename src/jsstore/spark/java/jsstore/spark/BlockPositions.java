@@ -15,7 +15,8 @@
 // File (little-endian):
 //   "JSBP" u32 version=1, the block's stamp (u64 size, u64 mtime ns, its last 8 bytes),
 //   u32 flags (1: timestamps never go down), u32 samples,
-//   samples: u32 offset in the block, u64 sequence, i64 timestamp (ascending offsets).
+//   samples: u32 offset in the block, u64 sequence, i64 timestamp (ascending offsets),
+//   u32 CRC-32C of everything before it (the whole file is read, so all of it is checked).
 // Samples are message records (tombstones and erased records are never rows): the first one,
 // then the first at or past each STRIDE bytes after the last sample.
 package jsstore.spark;
@@ -26,6 +27,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.zip.CRC32C;
 import jsstore.spark.BlockIndexFiles.BlockStamp;
 
 final class BlockPositions {
@@ -33,6 +35,7 @@ final class BlockPositions {
     private static final int VERSION = 1;
     private static final int HEADER = 4 + 4 + BlockIndexFiles.STAMP_BYTES + 4 + 4;
     private static final int SAMPLE = 4 + 8 + 8;
+    private static final int CHECKSUM = 4;
     private static final int TIMES_NEVER_DOWN = 1;
     static final int STRIDE = 16 * 1024;
     static final String SUFFIX = ".jsbp";
@@ -79,12 +82,13 @@ final class BlockPositions {
             }
             pos += length;
         }
-        ByteBuffer out = ByteBuffer.allocate(HEADER + SAMPLE * count).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer out = ByteBuffer.allocate(HEADER + SAMPLE * count + CHECKSUM).order(ByteOrder.LITTLE_ENDIAN);
         out.putInt(MAGIC).putInt(VERSION);
         stamp.write(out);
         out.putInt(neverDown ? TIMES_NEVER_DOWN : 0).putInt(count);
         samples.flip();
         out.put(samples);
+        out.putInt(crc(out.array(), out.position()));
         BlockIndexFiles.writeAtomically(indexFile, out.array());
     }
 
@@ -99,17 +103,18 @@ final class BlockPositions {
         } catch (NoSuchFileException missing) {
             return null;
         }
-        if (bytes.length < HEADER) {
+        if (bytes.length < HEADER + CHECKSUM) {
             return null;
         }
         ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
-        if (in.getInt() != MAGIC || in.getInt() != VERSION) {
+        if (in.getInt(bytes.length - CHECKSUM) != crc(bytes, bytes.length - CHECKSUM)
+                || in.getInt() != MAGIC || in.getInt() != VERSION) {
             return null;
         }
         BlockStamp stamp = BlockStamp.read(in);
         int flags = in.getInt();
         int count = in.getInt();
-        if (count < 0 || (long) HEADER + (long) SAMPLE * count != bytes.length
+        if (count < 0 || (long) HEADER + (long) SAMPLE * count + CHECKSUM != bytes.length
                 || stamp.size() > Integer.MAX_VALUE || !stamp.same(BlockStamp.of(block))) {
             return null;
         }
@@ -136,5 +141,11 @@ final class BlockPositions {
             }
         }
         return new Part(start, Math.max(start, end), bytes.length);
+    }
+
+    private static int crc(byte[] bytes, int length) {
+        CRC32C crc = new CRC32C();
+        crc.update(bytes, 0, length);
+        return (int) crc.getValue();
     }
 }
