@@ -144,6 +144,15 @@ def subject_rows(spark, directory, condition, **options):
     return every_cell(read(spark, directory, **options).filter(condition))
 
 
+def touch_first_block(directory):
+    """Move the first block file's mtime: its indexes describe another version of it now."""
+    msgs = os.path.join(jsstore.stream_dir(directory, "ORDERS"), "msgs")
+    first_block = os.path.join(msgs, sorted((n for n in os.listdir(msgs) if n.endswith(".blk")),
+                                            key=lambda n: int(n[:-4]))[0])
+    stat = os.stat(first_block)
+    os.utime(first_block, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+
+
 def test_a_subject_query_writes_indexes_and_the_next_reads_through_them(spark, plain_store, tmp_path):
     directory, expected = plain_store
     index_dir = tmp_path / "index"
@@ -173,11 +182,7 @@ def test_an_index_of_another_version_of_the_block_is_not_used(spark, plain_store
     condition = "subject = 'orders.ap.new'"
     want = subject_rows(spark, directory, condition, block_index="false")
     assert subject_rows(spark, directory, condition, block_index_dir=index_dir) == want
-    msgs = os.path.join(jsstore.stream_dir(directory, "ORDERS"), "msgs")
-    first_block = os.path.join(msgs, sorted((n for n in os.listdir(msgs) if n.endswith(".blk")),
-                                            key=lambda n: int(n[:-4]))[0])
-    stat = os.stat(first_block)
-    os.utime(first_block, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    touch_first_block(directory)
     for name in sorted(os.listdir(index_dir))[::2]:          # and damage every other index
         path = index_dir / name
         path.write_bytes(path.read_bytes()[:40] + b"\xff" * 7)
@@ -306,11 +311,7 @@ def test_a_position_index_of_another_version_of_the_block_is_not_used(spark, tmp
     window = "seq BETWEEN 3000 AND 4200"
     want = subject_rows(spark, directory, window, block_index="false")
     assert subject_rows(spark, directory, window, block_index_dir=index_dir) == want
-    msgs = os.path.join(jsstore.stream_dir(directory, "ORDERS"), "msgs")
-    first_block = os.path.join(msgs, sorted((n for n in os.listdir(msgs) if n.endswith(".blk")),
-                                            key=lambda n: int(n[:-4]))[0])
-    stat = os.stat(first_block)
-    os.utime(first_block, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    touch_first_block(directory)
     for name in index_files(index_dir, ".jsbp"):               # and damage every index:
         path = index_dir / name                                 # a late sample's sequence 0
         raw = bytearray(path.read_bytes())                      # would make its part start there

@@ -205,6 +205,28 @@ final class BlockColumns {
         return (short) I16.get(b, rec + OFF_SUBJ_LEN) & 0xFFFF;
     }
 
+    /** Receives a block's message records (not tombstones, not erased ones). */
+    interface MessageVisitor {
+        void message(int rec, int length, long seq);
+    }
+
+    /** Hands every message record of plain[0, size) to `visitor` in block order, up to the
+     *  first record whose lengths do not hold together. */
+    static void forEachMessage(byte[] plain, int size, MessageVisitor visitor) {
+        int pos = 0;
+        while (pos < size) {
+            int length = recordLength(plain, pos, size - pos);
+            if (length < 0) {
+                return;
+            }
+            long raw = rawSeq(plain, pos);
+            if ((raw & (SEQ_ERASE_BIT | SEQ_TOMB_BIT)) == 0) {
+                visitor.message(pos, length, raw);
+            }
+            pos += length;
+        }
+    }
+
     /** The length of the record at rec when its lengths hold together within avail bytes,
      *  else -1 (the walk stops there). */
     static int recordLength(byte[] b, int rec, int avail) {

@@ -53,43 +53,45 @@ final class BlockPositions {
     /** Write the index of a plain block (the file's bytes as they are on disk, plain[0, size))
      *  atomically. */
     static void write(Path indexFile, byte[] plain, int size, BlockStamp stamp) throws IOException {
-        ByteBuffer samples = ByteBuffer.allocate(SAMPLE * 64).order(ByteOrder.LITTLE_ENDIAN);
-        int count = 0;
-        boolean neverDown = true;
-        long lastTs = Long.MIN_VALUE;
-        long nextMark = 0;
-        int pos = 0;
-        while (pos < size) {
-            int length = BlockColumns.recordLength(plain, pos, size - pos);
-            if (length < 0) {
-                break;
-            }
-            long raw = BlockColumns.rawSeq(plain, pos);
-            if ((raw & (BlockColumns.SEQ_ERASE_BIT | BlockColumns.SEQ_TOMB_BIT)) == 0) {
-                long ts = BlockColumns.ts(plain, pos);
-                neverDown &= ts >= lastTs;
-                lastTs = ts;
-                if (pos >= nextMark) {
-                    if (samples.remaining() < SAMPLE) {
-                        ByteBuffer grown = ByteBuffer.allocate(samples.capacity() * 2).order(ByteOrder.LITTLE_ENDIAN);
-                        samples.flip();
-                        samples = grown.put(samples);
-                    }
-                    samples.putInt(pos).putLong(raw).putLong(ts);
-                    count++;
-                    nextMark = (long) pos + STRIDE;
-                }
-            }
-            pos += length;
-        }
-        ByteBuffer out = ByteBuffer.allocate(HEADER + SAMPLE * count + CHECKSUM).order(ByteOrder.LITTLE_ENDIAN);
+        Samples samples = new Samples(plain);
+        BlockColumns.forEachMessage(plain, size, samples);
+        ByteBuffer out = ByteBuffer.allocate(HEADER + SAMPLE * samples.count + CHECKSUM).order(ByteOrder.LITTLE_ENDIAN);
         out.putInt(MAGIC).putInt(VERSION);
         stamp.write(out);
-        out.putInt(neverDown ? TIMES_NEVER_DOWN : 0).putInt(count);
-        samples.flip();
-        out.put(samples);
+        out.putInt(samples.neverDown ? TIMES_NEVER_DOWN : 0).putInt(samples.count);
+        out.put(samples.bytes.flip());
         out.putInt(crc(out.array(), out.position()));
         BlockIndexFiles.writeAtomically(indexFile, out.array());
+    }
+
+    /** The samples of one block's message records, and whether their times never go down. */
+    private static final class Samples implements BlockColumns.MessageVisitor {
+        private final byte[] plain;
+        ByteBuffer bytes = ByteBuffer.allocate(SAMPLE * 64).order(ByteOrder.LITTLE_ENDIAN);
+        int count;
+        boolean neverDown = true;
+        private long lastTs = Long.MIN_VALUE;
+        private long nextMark;
+
+        Samples(byte[] plain) {
+            this.plain = plain;
+        }
+
+        @Override
+        public void message(int rec, int length, long seq) {
+            long ts = BlockColumns.ts(plain, rec);
+            neverDown &= ts >= lastTs;
+            lastTs = ts;
+            if (rec < nextMark) {
+                return;
+            }
+            if (bytes.remaining() < SAMPLE) {
+                bytes = ByteBuffer.allocate(bytes.capacity() * 2).order(ByteOrder.LITTLE_ENDIAN).put(bytes.flip());
+            }
+            bytes.putInt(rec).putLong(seq).putLong(ts);
+            count++;
+            nextMark = (long) rec + STRIDE;
+        }
     }
 
     /** The part of `block` that holds every record with a sequence in [seqLow, seqHigh] and

@@ -50,30 +50,21 @@ final class SubjectIndex {
     static void write(Path indexFile, byte[] plain, int size, BlockStamp stamp) throws IOException {
         Map<Subject, int[]> lists = new HashMap<>();     // subject -> [count, offsets/lengths...]
         List<Subject> order = new ArrayList<>();
-        int pos = 0;
-        while (pos < size) {
-            int length = BlockColumns.recordLength(plain, pos, size - pos);
-            if (length < 0) {
-                break;
+        BlockColumns.forEachMessage(plain, size, (rec, length, seq) -> {
+            Subject key = new Subject(plain, rec + BlockColumns.OFF_SUBJ, BlockColumns.subjectLength(plain, rec));
+            int[] list = lists.get(key);
+            if (list == null) {
+                list = new int[9];
+                lists.put(key.copy(), list);
+                order.add(key.copy());
+            } else if (2 * list[0] + 3 > list.length) {
+                list = Arrays.copyOf(list, list.length * 2);
+                lists.put(key, list);
             }
-            long raw = BlockColumns.rawSeq(plain, pos);
-            if ((raw & (BlockColumns.SEQ_ERASE_BIT | BlockColumns.SEQ_TOMB_BIT)) == 0) {
-                Subject key = new Subject(plain, pos + BlockColumns.OFF_SUBJ, BlockColumns.subjectLength(plain, pos));
-                int[] list = lists.get(key);
-                if (list == null) {
-                    list = new int[9];
-                    lists.put(key.copy(), list);
-                    order.add(key.copy());
-                } else if (2 * list[0] + 3 > list.length) {
-                    list = Arrays.copyOf(list, list.length * 2);
-                    lists.put(key, list);
-                }
-                list[1 + 2 * list[0]] = pos;
-                list[2 + 2 * list[0]] = length;
-                list[0]++;
-            }
-            pos += length;
-        }
+            list[1 + 2 * list[0]] = rec;
+            list[2 + 2 * list[0]] = length;
+            list[0]++;
+        });
         int directory = 0;
         long entries = 0;
         for (Subject s : order) {
