@@ -298,7 +298,7 @@ def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -
             report(f"{layout}: {name}: jvm floor (its batches kept: no reading)", t_floor)
             report(f"{layout}: {name}: jvm speed ratio (target >= 3)", t_pq / t_jvm, "x")
             report(f"{layout}: {name}: Python source speed ratio", t_pq / t_js, "x")
-            report(f"{layout}: {name}: floor speed ratio (best any reader gets)", t_pq / t_floor, "x")
+            report(f"{layout}: {name}: floor speed ratio (best a reader of its partitions gets)", t_pq / t_floor, "x")
             report(f"{layout}: {name}: ratio with every block pruned", t_pq / t_none, "x")
             report(f"{layout}: {name}: MB read (full scan {full_bytes / 1e6:.1f} MB)",
                    read / 1e6, "MB")

@@ -2,7 +2,8 @@
 // takes format("jsstore-jvm")'s options, pushdown and column pruning and plans the very same
 // partitions, but a task reads its partition once per JVM and from then on hands Spark the
 // batches it kept. What such a query costs is Spark's part of the read alone (the query, the
-// stage of tasks, rows made from the batches and consumed): no reader can go below it.
+// stage of tasks, rows made from the batches and consumed): no reader of these partitions
+// can go below it.
 package jsstore.spark;
 
 import java.io.IOException;
