@@ -23,7 +23,7 @@ final class ReadOptions implements Serializable {
     final long partitionBytes;
     final int batchRows;
     final boolean columnar;                         // false: rows (Spark's row-based plan)
-    final String blockIndexDir;                   // null: no per-block indexes
+    final String blockIndexDir;                     // null: no per-block indexes
 
     private ReadOptions(Map<String, String> options) {
         for (String only : new String[] {"url", "kv", "kv_history", "user", "password", "token"}) {
