@@ -391,3 +391,17 @@ def test_walk_stops_where_the_core_stops(jar, tmp_path):
         else:
             same_read(java, core)
     assert any(a.get("rows") for a in answers)
+
+
+def test_read_scratch_is_kept_per_thread_within_its_limit(jar):
+    [answer] = inspect(jar, [{"op": "scratch"}])
+    assert answer == {
+        "another_while_held": True,
+        "the_same_after_give_back": True,
+        "its_vectors_kept": True,
+        "its_buffer_kept": True,
+        "a_buffer_grows": True,
+        "new_vectors_for_other_columns": True,
+        "large_vectors_dropped": True,
+        "the_other_kept_when_free": True,
+    }

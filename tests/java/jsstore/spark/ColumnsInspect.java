@@ -12,6 +12,8 @@
  *   {"op": "bench", "path", "columns", "reps", "batch", filters as in "read"} -> rows and
  *       records walked a pass, the median rows/s of the timed passes (wall and thread CPU),
  *       after untimed warm-up passes
+ *   {"op": "scratch"} -> what ReadScratch does in one thread (taken while another reader
+ *       holds it, given back, vectors for other columns, vectors grown past its limit)
  * The block files must be plain (uncompressed).
  */
 package jsstore.spark;
@@ -68,6 +70,7 @@ final class ColumnsInspect {
                 case "summary": answer = summary(cmd); break;
                 case "match": answer = match(cmd); break;
                 case "bench": answer = bench(cmd); break;
+                case "scratch": answer = scratch(); break;
                 default: throw new IllegalArgumentException("unknown op: " + op);
             }
             out.println(JSON.writeValueAsString(answer));
@@ -192,6 +195,30 @@ final class ColumnsInspect {
                 }
                 break;
         }
+    }
+
+    private static ObjectNode scratch() {
+        String[] columns = {"seq", "data"};
+        ObjectNode out = JSON.createObjectNode();
+        ReadScratch first = ReadScratch.take();
+        ReadScratch second = ReadScratch.take();            // while the first is held
+        out.put("another_while_held", second != first);
+        WritableColumnVector[] vectors = first.vectors(columns, 16);
+        byte[] buffer = first.buffer(100);
+        first.giveBack(0);
+        ReadScratch again = ReadScratch.take();
+        out.put("the_same_after_give_back", again == first);
+        out.put("its_vectors_kept", again.vectors(columns, 16) == vectors);
+        out.put("its_buffer_kept", again.buffer(50) == buffer);
+        out.put("a_buffer_grows", again.buffer(1000).length >= 1000);
+        WritableColumnVector[] seqOnly = again.vectors(new String[] {"seq"}, 16);
+        out.put("new_vectors_for_other_columns", seqOnly != vectors && seqOnly.length == 1);
+        again.giveBack(ReadScratch.RETAIN_BYTES + 1);        // its batches grew past the limit
+        ReadScratch third = ReadScratch.take();
+        out.put("large_vectors_dropped", third == again && third.vectors(new String[] {"seq"}, 16) != seqOnly);
+        second.giveBack(0);                                  // the thread has none: kept
+        out.put("the_other_kept_when_free", ReadScratch.take() == second);
+        return out;
     }
 
     private static ObjectNode summary(JsonNode cmd) throws IOException {
