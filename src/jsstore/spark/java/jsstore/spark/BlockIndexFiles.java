@@ -16,6 +16,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 
 final class BlockIndexFiles {
@@ -59,11 +60,7 @@ final class BlockIndexFiles {
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             byte[] digest = sha.digest(block.toAbsolutePath().toString().getBytes(StandardCharsets.UTF_8));
-            StringBuilder name = new StringBuilder();
-            for (int i = 0; i < 16; i++) {
-                name.append(String.format("%02x", digest[i]));
-            }
-            return dir.resolve(name + suffix);
+            return dir.resolve(HexFormat.of().formatHex(digest, 0, 16) + suffix);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("no SHA-256 in this JVM", e);
         }
@@ -82,13 +79,21 @@ final class BlockIndexFiles {
     }
 
     static void readFully(FileChannel ch, ByteBuffer into, long position) throws IOException {
+        if (readAt(ch, into, position) < 0) {
+            throw new IOException("unexpected end of file");
+        }
+    }
+
+    /** Fill `into` from `position` on; -1 when the file ends first (what it holds is read). */
+    static int readAt(FileChannel ch, ByteBuffer into, long position) throws IOException {
         long at = position;
         while (into.hasRemaining()) {
             int n = ch.read(into, at);
             if (n < 0) {
-                throw new IOException("unexpected end of file");
+                return -1;
             }
             at += n;
         }
+        return 0;
     }
 }

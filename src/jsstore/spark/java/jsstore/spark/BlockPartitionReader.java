@@ -53,8 +53,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
         this.batchRows = batchRows;
         this.match = scan.match();
         this.subjects = scan.exact != null ? scan.reducedExact() : null;
-        this.ranged = scan.seqLow > 0 || scan.seqHigh < ScanFilter.MAX_SEQ || scan.timeLow != Long.MIN_VALUE
-                || scan.timeHigh != Long.MAX_VALUE;
+        this.ranged = scan.ranged();
         this.indexDir = blockIndexDir != null && (subjects != null || ranged) ? Paths.get(blockIndexDir) : null;
         this.scratch = ReadScratch.take();
         this.vectors = scratch.vectors(columns, batchRows);
@@ -132,14 +131,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
         byte[] buf = scratch.buffer(length);
         try (FileChannel ch = FileChannel.open(block, StandardOpenOption.READ)) {
             ByteBuffer into = ByteBuffer.wrap(buf, 0, length);
-            long at = part.start();
-            while (into.hasRemaining()) {
-                int n = ch.read(into, at);
-                if (n < 0) {
-                    break;
-                }
-                at += n;
-            }
+            BlockIndexFiles.readAt(ch, into, part.start());
             fileSize = into.position();
         }
         return buf;

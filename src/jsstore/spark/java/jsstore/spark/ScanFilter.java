@@ -39,6 +39,11 @@ final class ScanFilter implements Serializable {
         exact = wanted;
     }
 
+    /** A sequence or time range narrower than everything is asked for. */
+    boolean ranged() {
+        return seqLow > 0 || seqHigh < MAX_SEQ || timeLow != Long.MIN_VALUE || timeHigh != Long.MAX_VALUE;
+    }
+
     boolean allSubjects() {
         return exact == null && prefixes.isEmpty() && wildcards.isEmpty();
     }
