@@ -1,10 +1,14 @@
 """The Spark data source side by side with Spark's own Parquet reader and with nats-py.
 
-    python bench/spark.py [--n 1000000] [--reps 3] [--dir DIR] [--json FILE] [--skip-nats]
-                          [--sections full,breakdown,queries,nats,write]
+    python bench/spark.py [--n 1000000] [--reps 3] [--warmup 60] [--dir DIR] [--json FILE]
+                          [--skip-nats] [--sections full,breakdown,queries,nats,write]
 
 One local[2] session runs every measurement; each figure is the median of --reps runs, and
-the jsstore and Parquet sides of a comparison run in turn, after a warm-up of both.
+the jsstore and Parquet sides of a comparison run in turn, after a warm-up of both. In the
+full and queries sections that warm-up is the comparison itself, run in turn untimed for
+--warmup seconds: a session's first runs of a query shape are slower (the JIT has not yet
+compiled Spark's planning of it), up to 2-3x for a query that reads little, and weigh on
+every side of a comparison differently. The first query of each shape is timed on its own.
 Workload (bench/data.py): N messages of 128 random bytes on 1,000 subjects, stored by
 jsstore's FileStore (8 MiB blocks) and the same rows written as Parquet by Spark.
 
@@ -91,9 +95,18 @@ def median_time(fn, reps: int) -> float:
     return statistics.median(times)
 
 
-def medians_in_turn(*fns, reps: int) -> list[float]:
+def medians_in_turn(*fns, reps: int, warm: float = 0.0) -> list[float]:
     """Medians of measurements taken in turn (first, second, ..., first, ...), so that the
-    load of the machine and the JVM's compilation so far weigh on all alike."""
+    load of the machine and the JVM's compilation so far weigh on all alike. With warm > 0
+    the same turns run untimed for that many seconds first (at least one turn): the JIT
+    compiles the paths these queries take through Spark's planner and the readers, so that
+    what is timed is the steady state of a session, not its warm-up."""
+    started = time.perf_counter()
+    while warm > 0:
+        for fn in fns:
+            fn()
+        if time.perf_counter() - started >= warm:
+            break
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(reps):
         for fn, out in zip(fns, times):
@@ -171,14 +184,14 @@ async def nats_py_ordered(url: str, count: int) -> int:
     return got
 
 
-def full_read(spark, base: str, parquet: str, reps: int, report) -> None:
+def full_read(spark, base: str, parquet: str, reps: int, warm: float, report) -> None:
     print("full read into noop (JVM reader, Python source, its floor and Parquet in turn)",
           flush=True)
     full_jvm, full_js, floor, full_pq = medians_in_turn(
         lambda: noop(jsstore_df(spark, base, source=JVM)),
         lambda: noop(jsstore_df(spark, base)),
         lambda: noop(jsstore_df(spark, base, source=sparkfloor.FLOOR_NAME)),
-        lambda: noop(spark.read.parquet(parquet)), reps=reps)
+        lambda: noop(spark.read.parquet(parquet)), reps=reps, warm=warm)
     report("jsstore-jvm full read", full_jvm)
     report("jsstore (Python source) full read", full_js)
     report("floor: the same batches ready-made (no reading, no building)", floor)
@@ -252,7 +265,8 @@ def breakdown(spark, base: str, parquet: str, reps: int, report) -> None:
         report(f"floor: partition_bytes {size >> 20} MiB ({parts} partitions)", floor)
 
 
-def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -> None:
+def queries(spark, stores, parquet: str, root: str, n: int, reps: int, warm: float,
+            report) -> None:
     """One subject and a 5% time window on both layouts: jsstore, Parquet, jsstore's
     query with every block pruned (the fixed cost no pruning removes) and the JVM reader's
     floor (the query's rows with nothing read) in turn."""
@@ -288,7 +302,7 @@ def queries(spark, stores, parquet: str, root: str, n: int, reps: int, report) -
                 lambda: noop(spark.read.parquet(pq_dir).filter(condition)),
                 lambda: noop(jsstore_df(spark, directory, source=JVM).filter("seq > 100000000000")),
                 lambda: noop(floor_query()),
-                reps=reps)
+                reps=reps, warm=warm)
             read = planned_bytes(directory, scan)
             read_jvm = jvm_scan_metrics(jvm_query())["blockBytesRead"]
             report(f"{layout}: {name}: jsstore-jvm", t_jvm)
@@ -371,6 +385,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=data.bench_n())
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--warmup", type=float, default=60.0,
+                        help="seconds each comparison of the full and queries sections runs "
+                             "untimed, in turn, before it is timed (0: none)")
     parser.add_argument("--dir", default=None)
     parser.add_argument("--json", default=None)
     parser.add_argument("--skip-nats", action="store_true")
@@ -409,12 +426,12 @@ def main(argv=None) -> int:
             noop(spark.read.parquet(parquet))
 
         if "full" in sections:
-            full_read(spark, base, parquet, args.reps, report)
+            full_read(spark, base, parquet, args.reps, args.warmup, report)
         if "breakdown" in sections:
             breakdown(spark, base, parquet, args.reps, report)
 
         if "queries" in sections:
-            queries(spark, stores, parquet, root, args.n, args.reps, report)
+            queries(spark, stores, parquet, root, args.n, args.reps, args.warmup, report)
         if "nats" in sections:
             over_nats(spark, base, root, min(NATS_N, args.n), args.reps, report)
         if "write" in sections:
