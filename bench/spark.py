@@ -7,8 +7,9 @@ One local[2] session runs every measurement; each figure is the median of --reps
 the jsstore and Parquet sides of a comparison run in turn, after a warm-up of both. In the
 full and queries sections that warm-up is the comparison itself, run in turn untimed for
 --warmup seconds: a session's first runs of a query shape are slower (the JIT has not yet
-compiled Spark's planning of it), up to 2-3x for a query that reads little, and weigh on
-every side of a comparison differently. The first query of each shape is timed on its own.
+compiled Spark's planning of it), up to 2-3x for a query that reads little, and that time,
+added to every side of a comparison, pulls its ratio towards 1. The queries section also
+times the first run of each query on its own (the cold case).
 Workload (bench/data.py): N messages of 128 random bytes on 1,000 subjects, stored by
 jsstore's FileStore (8 MiB blocks) and the same rows written as Parquet by Spark.
 
