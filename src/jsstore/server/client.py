@@ -77,6 +77,7 @@ class Client(Output, asyncio.Protocol):
         self.no_responders = False
         self.closed = False
         self.authorized = not server.auth.required
+        self.connect_received = False       # a CONNECT came (the next one logs in anew)
         self.guard: Guard | None = None     # its permissions at work (None: it has none)
         self.max_subs = lowest(server.limits.max_subscriptions, -1)   # -1: none; see _admit
         self.timers: ClientTimers | None = None
@@ -309,6 +310,13 @@ class Client(Output, asyncio.Protocol):
         if options is None:         # nats-server closes the connection without an -ERR
             self.close()
             return False
+        if self.connect_received:
+            # a second CONNECT logs in anew, maybe as another user of another account:
+            # as nats-server (clearAccountSubs), what the connection subscribed to as the
+            # user before goes first, whatever the new login's outcome
+            for sub in list(self.subs.values()):
+                self.unsubscribe(sub)
+        self.connect_received = True
         identity = self.server.auth.authenticate(options, self.nonce, self.cert)
         if identity is None:
             self.error_and_close(AUTHORIZATION_VIOLATION)
@@ -322,11 +330,11 @@ class Client(Output, asyncio.Protocol):
         self.guard = Guard(compiled(identity.permissions)) if identity.permissions else None
         if self.guard is not None and self.guard.checks_deliveries:
             self._check_deliveries()
-        if account is not self.account:
-            for sub in self.subs.values():     # (subscribed before CONNECT)
-                self.account.unsubscribe(sub)
-                account.subscribe(sub)
-            self.account = account
+        else:           # (an earlier login's checks on the way out end with it)
+            self._deliver_unchecked()
+        # (subscriptions before a first CONNECT are possible only where no login is
+        # asked, all in the one global account; a second CONNECT dropped the others)
+        self.account = account
         self.name = options.get("name", "")
         self.lang = options.get("lang", "")
         self.version = options.get("version", "")
@@ -444,6 +452,11 @@ class Client(Output, asyncio.Protocol):
         plain ones on this client only, so that other clients' deliveries pay nothing."""
         self.deliver = self._deliver_guarded
         self.deliver_many = self._deliver_many_guarded
+
+    def _deliver_unchecked(self) -> None:
+        """Deliveries to this client go out unchecked again (the class's own methods)."""
+        self.__dict__.pop("deliver", None)
+        self.__dict__.pop("deliver_many", None)
 
     def _deliver_guarded(self, sub: Subscription, subject: str, reply: str | None,
                          hdr: bytes | None, payload: bytes) -> None:
