@@ -97,7 +97,10 @@ class SourceOptions:
     create: bool = False                   # create the stream on write when missing
     subjects: list[str] = field(default_factory=list)    # its subjects when created
     compression: str | None = None
-    sink_id: str | None = None             # streaming sink: names its committed-batch marker
+    sink_id: str | None = None             # streaming sink: names its writes (<sink_id>@<batch>)
+    write_id: str | None = None            # names a batch write: running it again appends nothing
+    server_stopped: bool = False           # the user says no nats-server serves `path`
+    given: tuple = ()                      # the option names given, lowercased
     # streaming
     starting_offsets: str = "earliest"
     max_messages_per_trigger: int | None = None
@@ -139,6 +142,9 @@ class SourceOptions:
             subjects=split_list(get("subjects")),
             compression=get("compression") or None,
             sink_id=get("sink_id") or None,
+            write_id=get("write_id") or None,
+            server_stopped=parse_bool("server_stopped", get("server_stopped"), False),
+            given=tuple(str(name).lower() for name in options.keys()),
             starting_offsets=(get("startingOffsets") or "earliest").strip(),
             max_messages_per_trigger=parse_int("maxMessagesPerTrigger",
                                                get("maxMessagesPerTrigger"), None, 1),
