@@ -1,6 +1,8 @@
 """``jsstore verify --store DIR``: every file stream of every account checked read-only
-(jsstore.store.check): blocks, index.db, consumers' o.dat.  Prints each damaged file with
-what is lost; the exit status is 1 when anything is damaged or lost."""
+(jsstore.store.check): the stream recovered in memory by the store's own recovery (what a
+reopen computes), every block record verified, index.db against the blocks, the TTL and
+schedule state, consumers' o.dat.  Prints each stream's state as a reopen finds it, or each
+damaged file with what is lost; the exit status is 1 when anything is damaged or lost."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from jsstore.cli import output
 from jsstore.cli.errors import CliError
 from jsstore.jetstream.recovery import stream_directories
 from jsstore.store.check import check_stream
+from jsstore.stream.config import to_store_config
 from jsstore.stream.schedules import ScheduleTable
 
 # nats-server's schedule state (jsstore finds its schedules again in the stored schedule
@@ -18,7 +21,15 @@ SCHEDULE_STATE = {"sched.db": (ScheduleTable.decode, "the stored schedule messag
 
 
 def register(commands, parent) -> None:
-    verify = commands.add_parser("verify", help="check a store directory's files")
+    verify = commands.add_parser(
+        "verify", help="check a store directory's files",
+        description="Check every file stream of a store directory without changing it: "
+                    "each stream is recovered in memory as a reopen recovers it, every "
+                    "record of every block is verified, and index.db, thw.db, sched.db "
+                    "and each consumer's o.dat are checked against the blocks. A healthy "
+                    "stream prints the state a reopen finds (messages, sequences); a "
+                    "damaged file prints what is wrong and what is lost. Exit status 1 "
+                    "when any file is damaged, stale or wrong.")
     verify.add_argument("--store", required=True, metavar="DIR")
     verify.add_argument("-j", "--json", action="store_true", help="the findings as JSON")
     verify.add_argument("--trace", action="store_true", help="show tracebacks of failures")
@@ -48,10 +59,12 @@ def verify_run(args) -> int:
                                              "lost_unknown": False}]})
                 bad = True
                 continue
-            result = check_stream(found.name, found.directory, SCHEDULE_STATE)
+            result = check_stream(found.name, found.directory, to_store_config(found.config),
+                                  SCHEDULE_STATE)
             bad = bad or bool(result.findings)
             report.append({"account": account, "stream": found.name,
-                           "messages": result.messages, "last_seq": result.last_seq,
+                           "messages": result.messages, "bytes": result.bytes,
+                           "first_seq": result.first_seq, "last_seq": result.last_seq,
                            "findings": [{"path": os.path.relpath(f.path, args.store),
                                          "problem": f.problem, "lost_bytes": f.lost_bytes,
                                          "lost_seqs": [list(r) for r in f.lost_seqs],

@@ -1,12 +1,21 @@
-"""A read-only check of one file stream's directory: every block's records (their hashes
-and sequence order, as recovery walks them), ``msgs/index.db`` against the blocks, the
-expiry state ``msgs/thw.db`` (and other state files of the same shape a caller names, such
-as the schedules' ``msgs/sched.db``), and each consumer's ``o.dat``.  Nothing is written: a damaged block is reported, not truncated (the
-next open of the stream does that, as nats-server does).
+"""A read-only check of one file stream's directory.  The stream is recovered in memory
+by the file store's own recovery -- the code a reopen runs -- twice when index.db is
+used: as a reopen takes it (index.db, when it matches the block files), and from the
+blocks alone with every record's hash verified.  Nothing is written: a damaged block is
+reported, not truncated (the next open of the stream does that, as nats-server does).
 
-Each finding says what is damaged and what is lost: the bytes cut off a block and, where
-they can be known (from index.db's block ranges or the next block's first sequence), the
-message sequences."""
+Findings:
+- every damaged or missing block, with what is lost (jsstore.store.damage: the bytes cut
+  off and, where they can be known, the message sequences), as the recovery records it;
+- index.db: corrupt (it does not decode or verify), stale (a reopen does not use it: the
+  reason), or wrong (a reopen would use it, and its state is not the blocks' state);
+- the expiry state ``msgs/thw.db`` (and other state files of the same shape a caller
+  names, such as the schedules' ``msgs/sched.db``): corrupt, or covering messages past the
+  blocks;
+- each consumer's ``o.dat``: corrupt, or past the stream's end.
+
+The state reported is the state a reopen reaches (limits applied); with damaged blocks,
+what the blocks still hold once the damage is cut off."""
 
 from __future__ import annotations
 
@@ -14,128 +23,157 @@ import os
 from dataclasses import dataclass, field
 
 from jsstore._core.ackstate import AckState
-from jsstore._core.block import MsgBlock
-from jsstore._core.compress import block_alg, decompress_block
-from jsstore._core.hashing import block_hash_key
-from jsstore._core.subjects import SubjectIndex
 from jsstore.errors import CorruptFile, StoreError
 from jsstore.store import indexdb
+from jsstore.store.config import StoreConfig, StoreOptions
 from jsstore.store.consumerstore import CONSUMER_DIR, STATE_FILE
-from jsstore.store.filestore import BLOCK_SUFFIX, INDEX_FILE, MSGS_DIR, TTL_FILE
+from jsstore.store.damage import Damage
+from jsstore.store.filestore import INDEX_FILE, MSGS_DIR, TTL_FILE, FileStore
 from jsstore.store.ttl import TTLSchedule
+
+# one damaged file found (the name the reports use)
+Finding = Damage
 
 # msgs/ state files that decode to (table, high_seq) and that the store rebuilds from the
 # messages' own headers: their name -> (decoder, what rebuilds them)
 STATE_FILES = {TTL_FILE: (TTLSchedule.decode, "the messages' Nats-TTL headers")}
 
 
-@dataclass
-class Finding:
-    """One damaged file: where, what is wrong, and what it costs (`lost_bytes` cut off,
-    `lost_seqs` (first, last) ranges of messages gone, `lost_unknown` when some are gone
-    whose sequences cannot be known)."""
-    path: str
-    problem: str
-    lost_bytes: int = 0
-    lost_seqs: list[tuple[int, int]] = field(default_factory=list)
-    lost_unknown: bool = False
+class InMemoryRecovery(FileStore):
+    """A file store recovered by FileStore's own recovery with every write kept in memory:
+    no lock taken, no file created, truncated, rewritten or removed.  `use_index`: whether
+    the state may come from index.db (as a reopen takes it) or only from the blocks."""
 
-    @property
-    def loses(self) -> bool:
-        return bool(self.lost_bytes or self.lost_seqs or self.lost_unknown)
+    def __init__(self, directory: str, config: StoreConfig, *, use_index: bool):
+        self.use_index = use_index
+        super().__init__(directory, config, StoreOptions(sync_interval=0, mmap=False))
 
+    def _take_directory(self) -> int:
+        return -1
 
-@dataclass
-class BlockState:
-    index: int
-    first_seq: int
-    last_seq: int
-    msgs: int
-    good_bytes: int
-    size: int
-    last_hash: bytes = b""
+    def _drop_file(self, path: str) -> None:
+        pass
+
+    def _write_file(self, path: str, data: bytes, sync: bool = True) -> None:
+        pass
+
+    def _attach_block(self, mb) -> None:
+        pass
+
+    def _remove_block(self, mb) -> None:
+        mb.close_file()
+
+    def _persist_truncated(self, mb, data: bytes) -> None:
+        pass
+
+    def _rewrite_record(self, mb, offset: int, record: bytes) -> None:
+        pass
+
+    def stop(self) -> None:
+        """Close without writing a state file."""
+        self.closed = True
+        for mb in self.blocks:
+            mb.close_file()
 
 
 @dataclass
 class StreamCheck:
-    """What a stream directory's check found: the blocks as read, and the findings."""
+    """What a stream directory's check found: the stream's state and the findings."""
     name: str
     directory: str
-    blocks: list[BlockState] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-
-    @property
-    def messages(self) -> int:
-        return sum(b.msgs for b in self.blocks)
-
-    @property
-    def last_seq(self) -> int:
-        return max((b.last_seq for b in self.blocks), default=0)
+    messages: int = 0
+    bytes: int = 0
+    first_seq: int = 0
+    last_seq: int = 0
+    findings: list[Damage] = field(default_factory=list)
 
 
-def block_indexes(msgs_dir: str) -> list[int]:
-    out = []
-    for name in os.listdir(msgs_dir) if os.path.isdir(msgs_dir) else ():
-        stem = name[:-len(BLOCK_SUFFIX)] if name.endswith(BLOCK_SUFFIX) else ""
-        if stem.isdigit():
-            out.append(int(stem))
-    return sorted(out)
+def _state(store) -> dict:
+    return {"messages": store.msgs, "bytes": store.bytes, "first_seq": store.first_seq,
+            "last_seq": store.last_seq, "subjects": store.subjects_totals(">")}
 
 
-def read_block(name: str, index: int, path: str) -> tuple[BlockState, Finding | None]:
-    """A block walked record by record (hashes verified): its state and what is wrong."""
-    with open(path, "rb") as f:
-        data = f.read()
-    mb = MsgBlock(index, block_hash_key(name, index), path, False)
-    try:
-        raw = decompress_block(data) if block_alg(data) else data
-    except (StoreError, ValueError) as exc:
-        return (BlockState(index, 0, 0, 0, 0, len(data)),
-                Finding(path, f"unreadable block: {exc}", len(data), lost_unknown=True))
-    mb.load_bytes(raw)
-    mb.build_cache(SubjectIndex(), True, [])
-    good = mb.raw_bytes
-    mb.select_first()
-    state = BlockState(index, mb.first_seq, mb.last_seq, mb.msgs, good, len(raw))
-    if good < len(raw) and raw[good:].lstrip(b"\0"):
-        what = "truncated record" if _is_truncated(raw, good) else "bad record"
-        return state, Finding(path, f"{what} at offset {good} (block of {len(raw)} bytes)",
-                              len(raw) - good)
-    state.last_hash = raw[good - 8:good] if good >= 8 else b"\0" * 8
-    return state, None
-
-
-def _is_truncated(raw: bytes, offset: int) -> bool:
-    """Whether the record at `offset` runs past the end of the data (cut short)."""
-    if len(raw) - offset < 4:
-        return True
-    length = int.from_bytes(raw[offset:offset + 4], "little") & 0x7FFFFFFF
-    return offset + length > len(raw)
-
-
-def check_stream(name: str, directory: str, state_files: dict | None = None) -> StreamCheck:
+def check_stream(name: str, directory: str, config: StoreConfig,
+                 state_files: dict | None = None) -> StreamCheck:
     """Check a stream directory (its msgs/ blocks, index.db, the state files of
-    STATE_FILES and `state_files`, and obs/*/o.dat)."""
+    STATE_FILES and `state_files`, and obs/*/o.dat); `config`: the stream's (meta.inf)."""
     result = StreamCheck(name, directory)
     msgs_dir = os.path.join(directory, MSGS_DIR)
-    saved = _read_index(name, os.path.join(msgs_dir, INDEX_FILE), result)
-    saved_blocks = {b["index"]: b for b in saved["blocks"]} if saved else {}
-    damaged: list[tuple[BlockState, Finding]] = []
-    for index in block_indexes(msgs_dir):
-        state, finding = read_block(name, index, os.path.join(msgs_dir, f"{index}{BLOCK_SUFFIX}"))
-        result.blocks.append(state)
-        if finding is not None:
-            damaged.append((state, finding))
-            result.findings.append(finding)
-    for state, finding in damaged:
-        _lost_sequences(state, finding, result.blocks, saved_blocks.get(state.index))
-    if saved is not None:
-        _compare_index(saved, result, os.path.join(msgs_dir, INDEX_FILE), bool(damaged))
+    index_path = os.path.join(msgs_dir, INDEX_FILE)
+    if not os.path.isdir(msgs_dir):
+        result.findings.append(Damage(msgs_dir, "missing messages folder", lost_unknown=True))
+        return result
+    reopen = InMemoryRecovery(directory, config, use_index=True)
+    scan = reopen if reopen.index_refusal else InMemoryRecovery(directory, config,
+                                                                 use_index=False)
+    try:
+        if scan is not reopen:
+            # the same moment for both, as far as max_age goes
+            reopen.enforce_limits()
+            scan.enforce_limits()
+        result.findings.extend(scan.damage)
+        blocks_damaged = bool(scan.damage)
+        decoded = _read_index(name, index_path, result)
+        if decoded is not None and reopen.index_refusal and not blocks_damaged:
+            saved = {"messages": decoded["msgs"], "bytes": decoded["bytes"],
+                     "first_seq": decoded["first_seq"], "last_seq": decoded["last_seq"]}
+            result.findings.append(Finding(index_path, "stale: " + "; ".join(
+                [reopen.index_refusal] + _differences(saved, _state(scan)))
+                + " (rebuilt from the blocks on the next open)"))
+        elif scan is not reopen and not blocks_damaged:
+            reasons = _differences(_state(reopen), _state(scan))
+            if reasons:
+                result.findings.append(Finding(index_path, "wrong: " + "; ".join(reasons)
+                                               + " (a reopen would trust it)"))
+        state = _state(scan)
+        result.messages, result.bytes = state["messages"], state["bytes"]
+        result.first_seq, result.last_seq = state["first_seq"], state["last_seq"]
+    finally:
+        reopen.stop()
+        scan.stop()
     for file_name, (decode, rebuilt_from) in {**STATE_FILES, **(state_files or {})}.items():
         _check_state_file(os.path.join(msgs_dir, file_name), decode, rebuilt_from, result,
-                          bool(damaged))
+                          blocks_damaged)
     _check_consumers(directory, result)
     return result
+
+
+def _read_index(name: str, path: str, result: StreamCheck) -> dict | None:
+    """index.db decoded; None when there is none or it is corrupt (a finding)."""
+    try:
+        with open(path, "rb") as f:
+            buf = f.read()
+    except FileNotFoundError:
+        return None                 # no state file (a crash): the blocks are the truth
+    try:
+        return indexdb.decode_index(name, buf)
+    except StoreError as exc:
+        result.findings.append(Finding(path, f"corrupt: {exc} (rebuilt from the blocks on "
+                                             "the next open)"))
+        return None
+
+
+def _differences(saved: dict, blocks: dict) -> list[str]:
+    """How a state index.db gives differs from the blocks' state (subject counts compared
+    when both have them and nothing else differs)."""
+    reasons = []
+    if saved["last_seq"] != blocks["last_seq"]:
+        reasons.append(f"it says last sequence {saved['last_seq']}, the blocks end at "
+                       f"{blocks['last_seq']}")
+    if saved["first_seq"] != blocks["first_seq"]:
+        reasons.append(f"it says first sequence {saved['first_seq']}, the blocks start at "
+                       f"{blocks['first_seq']}")
+    if saved["messages"] != blocks["messages"]:
+        reasons.append(f"it counts {saved['messages']} messages, the blocks hold "
+                       f"{blocks['messages']}")
+    if saved["bytes"] != blocks["bytes"]:
+        reasons.append(f"it counts {saved['bytes']} bytes, the blocks hold {blocks['bytes']}")
+    if not reasons and "subjects" in saved and saved["subjects"] != blocks["subjects"]:
+        differ = sorted(set(saved["subjects"]) ^ set(blocks["subjects"])
+                        | {s for s in saved["subjects"]
+                           if saved["subjects"][s] != blocks["subjects"].get(s)})
+        reasons.append(f"its subject counts differ from the blocks' ({differ[0]!s} first)")
+    return reasons
 
 
 def _check_state_file(path: str, decode, rebuilt_from: str, result: StreamCheck,
@@ -159,69 +197,6 @@ def _check_state_file(path: str, decode, rebuilt_from: str, result: StreamCheck,
         result.findings.append(Finding(path, f"stale: it covers messages up to "
                                              f"{high_seq - 1}, the blocks end at "
                                              f"{result.last_seq}"))
-
-
-def _read_index(name: str, path: str, result: StreamCheck) -> dict | None:
-    try:
-        with open(path, "rb") as f:
-            buf = f.read()
-    except FileNotFoundError:
-        return None                 # no state file (a crash): the blocks are the truth
-    try:
-        return indexdb.decode_index(name, buf)
-    except StoreError as exc:
-        result.findings.append(Finding(path, f"corrupt: {exc} (rebuilt from the blocks on "
-                                             "the next open)"))
-        return None
-
-
-def _lost_sequences(state: BlockState, finding: Finding, blocks: list[BlockState],
-                    saved: dict | None) -> None:
-    """The sequences a damaged block loses: up to the next block's first message, or to
-    the last sequence index.db knew the block to hold."""
-    first_lost = (state.last_seq + 1) if state.last_seq else (saved or {}).get("first_seq", 0)
-    later = [b for b in blocks if b.index > state.index and b.msgs]
-    if later:
-        last_lost = later[0].first_seq - 1
-    elif saved is not None:
-        last_lost = saved["last_seq"]
-    else:
-        finding.lost_unknown = True
-        return
-    if first_lost and last_lost >= first_lost:
-        finding.lost_seqs.append((first_lost, last_lost))
-        finding.lost_unknown = False
-    elif finding.lost_bytes and not later and saved is None:
-        finding.lost_unknown = True
-
-
-def _compare_index(saved: dict, result: StreamCheck, path: str, blocks_damaged: bool) -> None:
-    """index.db against the blocks: blocks it lists that are gone lose their messages; an
-    index.db that does not describe the blocks (older or newer than they are) is stale."""
-    on_disk = {b.index: b for b in result.blocks}
-    for b in saved["blocks"]:
-        if b["index"] not in on_disk and b["last_seq"] >= b["first_seq"] > 0:
-            result.findings.append(Finding(
-                os.path.join(os.path.dirname(path), f"{b['index']}{BLOCK_SUFFIX}"),
-                "missing block (listed in index.db)",
-                lost_seqs=[(b["first_seq"], b["last_seq"])]))
-    if blocks_damaged:
-        return
-    last = result.blocks[-1] if result.blocks else None
-    reasons = []
-    if saved["last_seq"] != result.last_seq:
-        reasons.append(f"it says last sequence {saved['last_seq']}, the blocks end at "
-                       f"{result.last_seq}")
-    if saved["msgs"] != result.messages:
-        reasons.append(f"it counts {saved['msgs']} messages, the blocks hold "
-                       f"{result.messages}")
-    if last is not None and saved["last_index"] != last.index:
-        reasons.append(f"its last block is {saved['last_index']}, on disk {last.index}")
-    elif last is not None and last.last_hash and saved["lchk"] != last.last_hash:
-        reasons.append("its last record hash does not match the last block's")
-    if reasons:
-        result.findings.append(Finding(path, "stale: " + "; ".join(reasons)
-                                       + " (rebuilt from the blocks on the next open)"))
 
 
 def _check_consumers(directory: str, result: StreamCheck) -> None:

@@ -46,6 +46,7 @@ from jsstore.store.config import (
 )
 from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore
 from jsstore.store.contract import FILE_STORAGE
+from jsstore.store.damage import Damage, seq_ranges
 from jsstore.store.files import lock_stream_dir, make_dirs, write_atomically
 from jsstore.store.layout import DIR_MODE, META_FILE, META_SUM_FILE
 from jsstore.store.syncgroup import SyncTarget
@@ -63,6 +64,13 @@ RECORD_LEN_MASK = 0x7FFFFFFF  # record_len without the header flag (csrc/record.
 RECORD_EMPTY_LEN = 30        # the shortest record: no subject, no data
 
 _ALGS = {"none": ALG_NONE, "s2": ALG_S2, "lz4": ALG_LZ4}
+
+
+def _runs_past_end(data: bytes, offset: int) -> bool:
+    """Whether the record at `offset` runs past the end of the data (cut short)."""
+    if len(data) - offset < 4:
+        return True
+    return offset + (int.from_bytes(data[offset:offset + 4], "little") & RECORD_LEN_MASK) > len(data)
 
 
 def _os_error_text(exc: OSError) -> str:
@@ -101,15 +109,19 @@ class FileStore(StoreBase):
         self._in_group = False
         self._sealed_targets: list[SyncTarget] = []
         self._dir_dirty = False
-        make_dirs(self.msgs_dir, DIR_MODE, sync=options.sync == "always")
-        self._lock_fd = lock_stream_dir(self.directory)
+        # what recovery found wrong in the files (jsstore.store.damage), and why index.db
+        # was not used ("" when it was)
+        self.damage: list[Damage] = []
+        self.index_refusal = ""
+        self._lock_fd = self._take_directory()
         try:
             if not os.path.exists(os.path.join(self.directory, META_FILE)):
                 self._write_meta()
             self._recover()
         except BaseException:
-            os.close(self._lock_fd)
-            self._lock_fd = -1
+            if self._lock_fd >= 0:
+                os.close(self._lock_fd)
+                self._lock_fd = -1
             raise
         if self.group is not None:
             self.store_msg = self._store_msg_grouped
@@ -125,6 +137,14 @@ class FileStore(StoreBase):
             self._syncer = threading.Thread(target=self._sync_loop, name=f"jsstore-sync-{self.name}",
                                             daemon=True)
             self._syncer.start()
+
+    def _take_directory(self) -> int:
+        """Make the stream's folders and take its lock; returns the lock's descriptor."""
+        make_dirs(self.msgs_dir, DIR_MODE, sync=self.options.sync == "always")
+        return lock_stream_dir(self.directory)
+
+    def _drop_file(self, path: str) -> None:
+        os.unlink(path)
 
     # -- metadata ----------------------------------------------------------------------
     def _write_meta(self) -> None:
@@ -264,15 +284,23 @@ class FileStore(StoreBase):
         out.sort()
         return out
 
+    # whether recovery takes the state from index.db when it matches the block files (False:
+    # always from the blocks, every record verified)
+    use_index = True
+
     def _recover(self) -> None:
         indexes = self._block_indexes()
         index_path = os.path.join(self.msgs_dir, INDEX_FILE)
-        if indexes and statefile.load_index(self, index_path, indexes):
+        self.index_refusal = (statefile.load_index(self, index_path, indexes) if self.use_index
+                              else "not used")
+        if not self.index_refusal:
             # trusted only until the next change: a crash from here on rebuilds from the blocks
-            os.unlink(index_path)
+            self._drop_file(index_path)
         else:
             self._rebuild(indexes, self._saved_block_ranges(index_path))
-            self.enforce_limits()
+        # as nats-server, on either path: the limits (a state written before a limit was
+        # lowered, messages aged past max_age since)
+        self.enforce_limits()
         self._recover_ttls()
         if self.lmb is None:
             first = self.config.first_seq if self.config.first_seq and self.last_seq == 0 else 0
@@ -330,27 +358,31 @@ class FileStore(StoreBase):
         """Recover the state from the block files alone.
 
         Each block is walked record by record with every hash verified; the file is
-        truncated at its first bad record and what is cut off is reported as lost
-        (`lost_bytes`, and in `lost_msgs` the sequences that can be known: those up to
-        the next intact record, and those of blocks index.db listed but that are gone).
+        truncated at its first bad record and what is cut off is recorded in `damage`
+        (and summed in `lost_bytes` and `lost_msgs`): the bytes, and the sequences that can
+        be known (up to the next block's first message, the last the old index.db knew the
+        block to hold, or the last intact record after the bad one), and the messages of
+        blocks index.db listed that are gone -- less those a tombstone shows were removed.
         """
+        saved_ranges = saved_ranges or {}
         self.psim = SubjectIndex()
         tombstones: list = []
         blocks = []
-        damaged = []          # blocks truncated here: their tail up to the next block is lost
+        damaged = []          # (block, its Damage, lost up to at least): cut here
         last_seq = 0          # highest sequence of the blocks taken so far
         for index in indexes:
             mb = MsgBlock(index, block_hash_key(self.name, index), self._block_path(index), False)
+            damage = None
+            lost_to = 0       # the last sequence known lost from this block (0: none known)
             try:
                 data = self._read_block(mb)
             except (BadMsg, OSError, ValueError) as exc:
                 # unreadable as a whole (e.g. bad compressed frame): nothing in it can be trusted
                 size = os.path.getsize(mb.path) if os.path.exists(mb.path) else 0
-                self._record_lost(mb, size, f"unreadable block: {exc}")
+                damage = Damage(mb.path, f"unreadable block: {exc}", size)
                 mb.compression = ALG_NONE
                 self._persist_truncated(mb, b"")
                 data = b""
-                damaged.append(mb)
             mb.load_bytes(data)
             mb.build_cache(self.psim, True, tombstones)
             good = mb.raw_bytes
@@ -358,35 +390,50 @@ class FileStore(StoreBase):
                 # the zero-filled space reserved for a mapped write block: nothing was lost
                 self._persist_truncated(mb, data[:good])
             elif good < len(data):
-                self._record_lost(mb, len(data) - good, f"bad record at offset {good}")
-                self._record_lost_seqs(mb, data, good)
+                what = "truncated record" if _runs_past_end(data, good) else "bad record"
+                damage = Damage(mb.path, f"{what} at offset {good} (block of {len(data)} bytes)",
+                                len(data) - good)
+                lost_to = self._last_seq_after(mb, data, good)
                 self._persist_truncated(mb, data[:good])
-                damaged.append(mb)
             if mb.msgs == 0 and mb.last_seq < last_seq or mb.last_seq == 0:
                 # no message records (empty, or only tombstones for older blocks)
                 mb.last_seq = max(mb.last_seq, last_seq)
                 mb.first_seq = mb.last_seq + 1
             elif mb.msgs and mb.first_seq <= last_seq:
                 # overlaps the blocks before it: not a block of this stream's history
-                self._record_lost(mb, mb.raw_bytes, "block overlaps the previous one")
+                self._record_damage(Damage(mb.path, "block overlaps the previous one",
+                                           mb.raw_bytes), (), set())
                 self._remove_block(mb)
                 continue
             mb.select_first()
             blocks.append(mb)
             self.cache_bytes += mb.cache_size
             last_seq = max(last_seq, mb.last_seq)
-        for position, mb in enumerate(blocks):
-            if mb in damaged:
-                following = next((b for b in blocks[position + 1:] if b.msgs), None)
-                if following is not None:
-                    self._record_lost_range(mb.last_seq + 1, following.first_seq - 1)
-        if saved_ranges and blocks:
-            # a block index.db knew of, gone from below the last block file: its messages are
-            # lost unless a tombstone shows they were removed
-            present = set(indexes)
-            for index, (first, last) in sorted(saved_ranges.items()):
-                if index not in present and index < indexes[-1]:
-                    self._record_lost_range(first, last)
+            if damage is not None:
+                damaged.append((mb, damage, lost_to))
+        removed = {seq for seq, _ts in tombstones}
+        for mb, damage, lost_to in damaged:
+            saved = saved_ranges.get(mb.index)
+            position = blocks.index(mb)
+            following = next((b for b in blocks[position + 1:] if b.msgs), None)
+            if following is not None:
+                lost_to = max(lost_to, following.first_seq - 1)
+            elif saved is not None:
+                lost_to = max(lost_to, saved[1])
+            first_lost = mb.last_seq + 1
+            if lost_to >= first_lost:
+                self._record_damage(damage, range(first_lost, lost_to + 1), removed)
+            else:
+                damage.lost_unknown = bool(damage.lost_bytes)
+                self._record_damage(damage, (), removed)
+        present = set(indexes)
+        for index, (first, last) in sorted(saved_ranges.items()):
+            if index not in present:
+                # a block index.db knew of, gone: its messages are lost unless tombstones
+                # show they were removed
+                self._record_damage(Damage(self._block_path(index),
+                                           "missing block (listed in index.db)"),
+                                    range(first, last + 1), removed)
         self.blocks = [mb for mb in blocks if mb.raw_bytes > 0 or mb is blocks[-1]]
         for mb in blocks:
             if mb not in self.blocks:
@@ -399,9 +446,17 @@ class FileStore(StoreBase):
         for seq, _ts in tombstones:
             if self.first_seq <= seq <= self.last_seq:
                 self.remove_msg_via_limits(seq)
-        if self.lost_msgs:
-            removed = {seq for seq, _ts in tombstones}
-            self.lost_msgs = sorted({seq for seq in self.lost_msgs if seq not in removed})
+
+    def _record_damage(self, damage: Damage, lost, removed: set) -> None:
+        """Keep `damage` with the sequences of `lost` that no tombstone removed (a missing
+        block whose messages were all removed is no damage)."""
+        seqs = [seq for seq in lost if seq not in removed]
+        if not seqs and not damage.lost_bytes and not damage.lost_unknown:
+            return
+        damage.lost_seqs = seq_ranges(seqs)
+        self.damage.append(damage)
+        self.lost_bytes += damage.lost_bytes
+        self.lost_msgs = sorted(set(self.lost_msgs).union(seqs))
 
     def _persist_truncated(self, mb, data: bytes) -> None:
         if mb.compression:
@@ -411,25 +466,16 @@ class FileStore(StoreBase):
                 f.truncate(len(data))
                 faults.fsync(f.fileno(), mb.path)
 
-    def _record_lost(self, mb, nbytes: int, why: str) -> None:
-        """Account `nbytes` of block `mb` as lost data (`why` says what was wrong)."""
-        self.lost_bytes += nbytes
-
-    def _record_lost_range(self, first: int, last: int) -> None:
-        if 0 < first <= last:
-            self.lost_msgs.extend(range(first, last + 1))
-
-    def _record_lost_seqs(self, mb, data: bytes, bad_offset: int) -> None:
-        """Sequences lost by cutting `data` at the bad record at `bad_offset`: when the bad
-        record's length still leads to intact records, everything up to the last of them."""
+    def _last_seq_after(self, mb, data: bytes, bad_offset: int) -> int:
+        """The last sequence of the intact records after the bad record at `bad_offset`,
+        when its length still leads to them (0: none)."""
         length = int.from_bytes(data[bad_offset:bad_offset + 4], "little") & RECORD_LEN_MASK
         if length < RECORD_EMPTY_LEN or bad_offset + length >= len(data):
-            return
+            return 0
         rest = MsgBlock(mb.index, block_hash_key(self.name, mb.index), None, False)
         rest.load_bytes(data[bad_offset + length:])
         rest.build_cache(SubjectIndex(), True, None)
-        if rest.raw_bytes and rest.last_seq > mb.last_seq:
-            self._record_lost_range(max(mb.last_seq, 0) + 1, rest.last_seq)
+        return rest.last_seq if rest.raw_bytes else 0
 
     def _recompute_totals(self) -> None:
         """Stream counts and range from the blocks, and the subject index hints."""

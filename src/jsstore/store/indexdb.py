@@ -138,23 +138,34 @@ def decode_index(name: str, buf: bytes) -> dict:
     return st
 
 
-def load_index(store, path: str, indexes: list[int]) -> bool:
-    """Set the store's state from index.db when it matches the block files; else False."""
+def load_index(store, path: str, indexes: list[int]) -> str:
+    """Set the store's state from index.db when it matches the block files: returns "",
+    or why the state was not used (the store then rebuilds from the blocks)."""
     try:
         with open(path, "rb") as f:
             buf = f.read()
+    except FileNotFoundError:
+        return "no index.db"
+    except OSError as exc:
+        return f"unreadable: {exc.strerror}"
+    try:
         st = decode_index(store.name, buf)
-    except (OSError, CorruptFile):
-        return False
+    except CorruptFile as exc:
+        return f"corrupt: {exc}"
     blocks_meta = st["blocks"]
     # As nats-server: the last block must be the one the state was written with, and no
     # block file may come after it. Every listed block must exist; a block file the state
     # does not list (one kept only for its tombstones) is left alone.
     on_disk = set(indexes)
-    if not indexes or st["last_index"] != indexes[-1] or not blocks_meta \
-            or blocks_meta[-1]["index"] != st["last_index"] \
-            or any(b["index"] not in on_disk for b in blocks_meta):
-        return False
+    if not indexes:
+        return "it lists blocks, there are no block files"
+    if not blocks_meta or blocks_meta[-1]["index"] != st["last_index"]:
+        return f"its last block {st['last_index']} is not the last it lists"
+    if st["last_index"] != indexes[-1]:
+        return f"its last block is {st['last_index']}, on disk {indexes[-1]}"
+    missing = [b["index"] for b in blocks_meta if b["index"] not in on_disk]
+    if missing:
+        return f"block {missing[0]} it lists is missing"
     lmb_path = store._block_path(indexes[-1])
     try:
         size = os.path.getsize(lmb_path)
@@ -164,13 +175,17 @@ def load_index(store, path: str, indexes: list[int]) -> bool:
                 tail = f.read(8)
             else:
                 tail = b"\0" * 8
-    except OSError:
-        return False
+    except OSError as exc:
+        return f"last block unreadable: {exc.strerror}"
     if tail != st["lchk"]:
-        return False
-    if sum(b["last_seq"] - b["first_seq"] + 1 - (len(b["deleted"]) if b["deleted"] else 0)
-           for b in blocks_meta if b["last_seq"] >= b["first_seq"]) != st["msgs"]:
-        return False
+        return "its last record hash does not match the last block's"
+    counted = sum(b["last_seq"] - b["first_seq"] + 1 - (len(b["deleted"]) if b["deleted"] else 0)
+                  for b in blocks_meta if b["last_seq"] >= b["first_seq"])
+    if counted != st["msgs"]:
+        return f"it counts {st['msgs']} messages, its blocks add up to {counted}"
+    last_listed = max((b["last_seq"] for b in blocks_meta), default=0)
+    if last_listed > st["last_seq"]:
+        return f"it says last sequence {st['last_seq']}, its blocks end at {last_listed}"
     psim = SubjectIndex()
     blocks = []
     by_index = {}
@@ -184,8 +199,8 @@ def load_index(store, path: str, indexes: list[int]) -> bool:
         mb.bytes = b["bytes"]
         try:
             mb.raw_bytes = os.path.getsize(mb.path)
-        except OSError:
-            return False
+        except OSError as exc:
+            return f"block {mb.index} unreadable: {exc.strerror}"
         blocks.append(mb)
         by_index[mb.index] = mb
     for subj, total, fblk, lblk in st["subjects"]:
@@ -200,7 +215,7 @@ def load_index(store, path: str, indexes: list[int]) -> bool:
     store.msgs, store.bytes = st["msgs"], st["bytes"]
     store.first_seq, store.first_ts = st["first_seq"], st["first_ts"]
     store.last_seq, store.last_ts = st["last_seq"], st["last_ts"]
-    return True
+    return ""
 
 
 def fix_subject_hints(store) -> None:
