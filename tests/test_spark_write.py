@@ -7,7 +7,7 @@ import os
 import pytest
 
 import jsstore
-from jsstore.spark.writer import STAGING_DIR
+from jsstore.spark.staged import STAGING_DIR
 
 pytestmark = pytest.mark.spark
 
@@ -18,7 +18,9 @@ def source_rows(count, prefix="in"):
 
 
 def write(df, directory, stream="OUT", **options):
+    """A directory write; no nats-server serves these stores (option server_stopped)."""
     writer = df.write.format("jsstore").option("path", directory).option("stream", stream)
+    writer = writer.option("server_stopped", "true")
     for key, value in options.items():
         writer = writer.option(key, value)
     writer.mode("append").save()
@@ -115,7 +117,8 @@ def test_a_commit_appends_what_publishing_each_row_does(tmp_path, config):
     stream as publishing every row through the embedded API does, errors included."""
     import pyarrow as pa   # optional dependency of the test body
 
-    from jsstore.spark.writer import append_batch, batch_rows
+    from jsstore.spark.rows import batch_rows
+    from jsstore.spark.staged import append_batch
     rows = [(f"in.{i % 3}", f"payload-{i}".encode(),
              {"Nats-Msg-Id": [f"id-{i % 8}"]} if i % 4 == 1 else None) for i in range(12)]  # id-1 twice
     batch = pa.RecordBatch.from_arrays(

@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import datetime
 import json
+import select
 import socket
 import uuid
 from collections import deque
 from urllib.parse import urlparse
 
+from jsstore._core.arrowblock import SubjectPredicate
 from jsstore._core.deliveries import next_direct_records, next_records
 from jsstore.spark.options import SourceOptions
+from jsstore.wire.headers import encode_headers
 
 CRLF = b"\r\n"
 CONNECT_TIMEOUT = 10.0
@@ -37,6 +40,9 @@ STATUS_NO_MESSAGES = (b"404", b"408", b"409")
 INACTIVE_THRESHOLD_NS = 30_000_000_000
 PULLS_IN_FLIGHT = 2
 DIRECT_MAX_BYTES = 64 << 20       # a direct get batch's max_bytes (nats-server's default)
+DEFAULT_MAX_PAYLOAD = 1 << 20     # nats-server's, when INFO names none
+SEND_ROWS = 256                   # publishes written to the socket at a time
+ABORT_PREFIX = "_JSSTORE.SPARK.ABORT."   # + a job's id: the driver tells its tasks to stop
 
 
 class NatsError(RuntimeError):
@@ -73,7 +79,11 @@ class Connection:
             raise NatsError(f"cannot connect to {options.url}: {error}")
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.settimeout(REQUEST_TIMEOUT)
-        self._line()                         # INFO
+        info = self._line()                  # INFO {...}
+        try:
+            self.max_payload = int(json.loads(info[5:]).get("max_payload", DEFAULT_MAX_PAYLOAD))
+        except ValueError:
+            raise NatsError(f"{options.url}: not a NATS server ({info[:80]!r})") from None
         connect = {"verbose": False, "pedantic": False, "headers": True, "no_responders": True,
                    "lang": "python-jsstore-spark", "version": "1", "protocol": 1}
         user = options.user or user
@@ -386,46 +396,94 @@ def _direct_range(conn: Connection, stream: str, low: int, high: int, batch: int
 
 # -- publishing --------------------------------------------------------------------------------
 
-def _header_block(headers: dict) -> bytes:
-    lines = [b"NATS/1.0"]
-    for key, values in headers.items():
-        for value in (values if isinstance(values, list) else [values]):
-            lines.append(f"{key}: {value}".encode())
-    return CRLF.join(lines) + CRLF + CRLF
+class WriteTarget:
+    """The stream a write publishes into, as STREAM.INFO gave it: a wrong name is refused
+    before anything is published (nats-server's answer: stream not found, 10059), and a
+    row whose subject the stream does not capture is refused before it is sent."""
+
+    def __init__(self, options: SourceOptions, stream: str):
+        try:
+            info = stream_info(options, stream)
+        except NatsError as exc:
+            raise NatsError(f"writing to stream {stream!r} at {options.url}: {exc}") from None
+        self.stream = stream
+        self.subjects = list(info["config"].get("subjects") or [stream])
+
+    def accepts(self):
+        return SubjectPredicate(wildcards=self.subjects).accepts
 
 
-def publish_all(options: SourceOptions, stream: str, messages, window: int = 1000) -> tuple[int, int]:
+def announce_abort(options: SourceOptions, job_id: str) -> None:
+    """Tell every task of a job still publishing to stop (core NATS, no reply)."""
+    with Connection(options) as conn:
+        conn.publish(ABORT_PREFIX + job_id, b"")
+        conn.sock.sendall(b"PING" + CRLF)
+        while not conn._line().startswith(b"PONG"):
+            pass
+
+
+def publish_all(options: SourceOptions, stream: str, messages, *, job_id: str | None = None,
+                target: WriteTarget | None = None, window: int = 1000) -> tuple[int, int]:
     """Publish (subject, payload, headers dict) messages into `stream`, waiting for every
-    PubAck; returns (messages acknowledged, of which duplicates)."""
+    PubAck; returns (messages acknowledged, of which duplicates).  NatsError, with nothing
+    more sent, for a stream that is not there, a subject it does not capture, a message
+    over the server's max_payload, a PubAck with an error or naming another stream, or the
+    abort of the job `job_id` (see announce_abort)."""
+    target = target if target is not None else WriteTarget(options, stream)
+    accepts = target.accepts()
+    checked: dict[str, bool] = {}
     sent = acked = duplicates = 0
     pending = []
+    stop_subject = (ABORT_PREFIX + job_id).encode() if job_id else None
     with Connection(options) as conn:
         reply = f"{conn.inbox}.p"
+        if job_id:
+            conn.sock.sendall(f"SUB {ABORT_PREFIX}{job_id} 2".encode() + CRLF)
+
+        def take(to, headers, data) -> None:
+            nonlocal acked, duplicates
+            if to == stop_subject:
+                raise NatsError(f"the job writing to stream {stream!r} was aborted; this "
+                                f"task stopped after {acked} acknowledged messages")
+            if headers and headers[9:12] == b"503":
+                raise NatsError(f"no stream captures the subjects published to {stream}")
+            answer = json.loads(data)
+            if "error" in answer:
+                raise NatsError(f"stream {stream!r} refused message {acked + 1} of the "
+                                f"task: {answer['error'].get('description')} "
+                                f"(err_code {answer['error'].get('err_code')})")
+            if answer.get("stream") != stream:
+                raise NatsError(f"a message went to stream {answer.get('stream')!r}, "
+                                f"not {stream!r}")
+            acked += 1
+            duplicates += bool(answer.get("duplicate"))
 
         def drain(until: int) -> None:
-            nonlocal acked, duplicates
-            while sent - acked > until:
-                _subject, _reply, headers, data = conn.next_message()
-                if headers and headers[9:12] == b"503":
-                    raise NatsError(f"no stream captures the subjects published to {stream}")
-                answer = json.loads(data)
-                if "error" in answer:
-                    raise NatsError(f"publish refused: {answer['error'].get('description')}")
-                if answer.get("stream") != stream:
-                    raise NatsError(f"a message went to stream {answer.get('stream')!r}, "
-                                    f"not {stream!r}")
-                acked += 1
-                duplicates += bool(answer.get("duplicate"))
+            while sent - acked > until or conn.buffer or select.select([conn.sock], [], [], 0)[0]:
+                to, _reply, headers, data = conn.next_message()
+                take(to, headers, data)
+
+        def send() -> None:
+            drain(window)                      # an abort seen here stops the task unsent
+            conn.sock.sendall(b"".join(pending))
+            pending.clear()
 
         for subject, payload, headers in messages:
-            pending.append(conn.publish(subject, payload, reply,
-                                        _header_block(headers) if headers else None, send=False))
+            ok = checked.get(subject)
+            if ok is None:
+                ok = checked[subject] = accepts(subject)
+            if not ok:
+                raise NatsError(f"subject {subject!r} is not one of stream {stream!r}'s "
+                                f"subjects {target.subjects}")
+            block = encode_headers(headers)
+            if len(payload) + (len(block) if block else 0) > conn.max_payload:
+                raise NatsError(f"a message of {len(payload)} bytes (subject {subject!r}) "
+                                f"is over the server's max_payload {conn.max_payload}")
+            pending.append(conn.publish(subject, payload, reply, block, send=False))
             sent += 1
-            if len(pending) >= 256:
-                conn.sock.sendall(b"".join(pending))
-                pending.clear()
-                drain(window)
+            if len(pending) >= SEND_ROWS:
+                send()
         if pending:
-            conn.sock.sendall(b"".join(pending))
+            send()
         drain(0)
     return acked, duplicates
