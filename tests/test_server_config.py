@@ -144,7 +144,7 @@ def test_account_jetstream_limits_and_no_auth_user():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("accounts { A: { jetstream: { max_things: 1 } } }", "unknown field 'max_things'"),
+    ("accounts { A: { jetstream: { max_things: 1 } } }", 'unknown field "max_things"'),
     ("accounts { A: { jetstream: { max_streams: many } } }", "parseable size"),
     ("accounts { A: { jetstream: { max_bytes_required: 1 } } }", "parseable bool"),
     ("accounts { A: { jetstream: sometimes } }", "'enabled' or 'disabled'"),
@@ -168,7 +168,7 @@ def test_account_configuration_errors(text, message):
     ("max_payload: [1]", "max_payload: expected an integer"),
     ("http: true", "http: expected an integer"),
     ("accounts: [a]", "accounts: expected a map"),
-    ("authorization {users: 5}", "users: expected an array"),
+    ("authorization {users: 5}", "Expected users field to be an array"),
     ("authorization {users: [{user: a, permissions: {publish: {allow: 5}}}]}",
      "publish allow: expected a subject"),
 ])

@@ -35,7 +35,7 @@ import ssl
 import sys
 import time
 
-from jsstore.cli.errors import UsageError
+from jsstore.cli.errors import CliError, UsageError
 from jsstore.cli.storefactory import FactorySpecError, load_store_factory
 from jsstore.deferred import deferred
 from jsstore.jetstream import account as jetstream
@@ -119,15 +119,18 @@ def parse_flags(argv: list[str]) -> dict:
 class Log:
     """nats-server's log line: [pid] yyyy/mm/dd hh:mm:ss.uuuuuu [INF] text."""
 
-    def __init__(self, path: str | None):
+    def __init__(self, path: str | None, times: bool = True, utc: bool = False):
         self.stream = open(path, "a", buffering=1) if path else sys.stderr
         self.pid = os.getpid()
+        self.times = times      # logtime: false leaves the date and time out
+        self.clock = time.gmtime if utc else time.localtime     # logtime_utc
 
     def info(self, text: str) -> None:
         now = time.time()
-        stamp = time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(now))
+        stamp = time.strftime("%Y/%m/%d %H:%M:%S", self.clock(now)) + \
+            f".{int(now % 1 * 1e6):06d} " if self.times else ""
         try:
-            self.stream.write(f"[{self.pid}] {stamp}.{int(now % 1 * 1e6):06d} [INF] {text}\n")
+            self.stream.write(f"[{self.pid}] {stamp}[INF] {text}\n")
             self.stream.flush()
         except (OSError, ValueError):
             pass
@@ -163,7 +166,8 @@ def open_jetstreams(options: dict) -> tuple:
     ask: with configured accounts, those whose configuration turns JetStream on have it
     (with their limits) and the global account has none; without, the global account
     has it."""
-    if not (options.get("jetstream") or options.get("store_dir")):
+    enabled = options.get("jetstream")     # (False: a configuration turned it off)
+    if not (enabled or (enabled is None and options.get("store_dir"))):
         return None, {}
     store_dir = options.get("store_dir") or default_store_dir()
     domain = options.get("domain")
@@ -216,7 +220,9 @@ def serve(options: dict) -> int:
         try:
             from_file = server_options.server_options(server_config.load(options["config"]))
         except (OSError, server_config.ConfigError) as exc:
-            raise UsageError(f"configuration: {exc}") from None
+            # (exit status 1, as nats-server's for a file it refuses; every error on a
+            # line of its own, as nats-server lists them)
+            raise CliError(f"configuration: {exc}") from None
         options = {**from_file, **{k: v for k, v in options.items() if k != "config"}}
     if any(options.get(flag) for flag in TLS_FLAGS):
         options["tls"] = tls_from_flags(options)
@@ -225,7 +231,7 @@ def serve(options: dict) -> int:
             options["tls"].context()        # the certificate and key files, read now
         except (OSError, ssl.SSLError) as exc:
             raise UsageError(f"TLS: {exc}") from None
-    log = Log(options.get("log"))
+    log = Log(options.get("log"), options.get("logtime", True), options.get("logtime_utc", False))
     js, accounts = open_jetstreams(options)
     sync = sync_setting(options)
     try:
@@ -250,6 +256,7 @@ def serve(options: dict) -> int:
     if options.get("http_port") is not None:
         try:
             server.http_port = int(options["http_port"])
+            server.http_host = options.get("http_host")
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     log.info(f"Starting jsstore {__version__} (nats-server {SERVER_VERSION} API)")
@@ -261,7 +268,7 @@ def serve(options: dict) -> int:
 
     def ready(srv) -> None:
         if srv.monitor is not None:
-            log.info(f"Starting http monitor on {srv.host}:{srv.monitor.port}")
+            log.info(f"Starting http monitor on {srv.monitor.host}:{srv.monitor.port}")
         log.info(f"Listening for client connections on {srv.host}:{srv.port}")
         if srv.tls is not None:
             log.info("TLS required for client connections")

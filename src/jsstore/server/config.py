@@ -26,6 +26,29 @@ class ConfigError(ValueError):
     pass
 
 
+class ConfigMap(dict):
+    """A map of a configuration, with where each of its keys is written (nats-server's
+    ``file:line:column``: the column counts bytes, from 0 on a file's first line and from
+    1 on the others, as nats-server's lexer does), and the names used as ``$variables``
+    anywhere in the file (a key only used as a variable is not an unknown field)."""
+
+    __slots__ = ("places", "used_variables")
+
+    def __init__(self, used_variables: set):
+        super().__init__()
+        self.places: dict[str, str] = {}
+        self.used_variables = used_variables
+
+    def place(self, key: str) -> str:
+        """Where `key` is written (empty when not known)."""
+        return self.places.get(key, "")
+
+    def merge(self, other: "ConfigMap") -> None:
+        """The keys of an included file, with their places."""
+        self.update(other)
+        self.places.update(other.places)
+
+
 class _Parser:
     def __init__(self, text: str, path: str | None, variables: dict,
                  including: tuple[str, ...] = ()):
@@ -34,6 +57,14 @@ class _Parser:
         self.path = path
         self.variables = variables
         self.including = including     # the files whose includes led here
+        self.used: set = set()          # the names used as $variables
+
+    def place(self) -> str:
+        """Where the parser is, as nats-server's configuration errors say it."""
+        start = self.text.rfind("\n", 0, self.pos)
+        line = self.text.count("\n", 0, self.pos) + 1
+        column = len(self.text[start + 1:self.pos].encode()) + (start >= 0)
+        return f"{self.path or 'configuration'}:{line}:{column}"
 
     def error(self, what: str) -> ConfigError:
         line = self.text.count("\n", 0, self.pos) + 1
@@ -52,8 +83,8 @@ class _Parser:
             else:
                 return
 
-    def parse_map(self, closing: str | None) -> dict:
-        out: dict = {}
+    def parse_map(self, closing: str | None) -> ConfigMap:
+        out = ConfigMap(self.used)
         while True:
             self.skip()
             if self.pos >= len(self.text):
@@ -63,11 +94,13 @@ class _Parser:
             if closing and self.text[self.pos] == closing:
                 self.pos += 1
                 return out
+            place = self.place()
             key = self.parse_key()
             self.skip(newlines=False)
             if key == "include" and self.text[self.pos:self.pos + 1] in ("\"", "'"):
-                out.update(self.include(self.parse_string()))
+                out.merge(self.include(self.parse_string()))
                 continue
+            out.places[key] = place
             if self.text[self.pos:self.pos + 1] in (":", "="):
                 self.pos += 1
                 self.skip(newlines=False)
@@ -139,6 +172,7 @@ class _Parser:
     def scalar(self, raw: str):
         if raw.startswith("$"):
             name = raw[1:]
+            self.used.add(name)
             if name in self.variables:
                 return self.variables[name]
             if name in os.environ:
@@ -154,17 +188,19 @@ class _Parser:
             return int(float(size.group(1)) * _UNITS[size.group(2).lower()])
         return raw
 
-    def include(self, name: str) -> dict:
+    def include(self, name: str) -> ConfigMap:
         base = os.path.dirname(self.path) if self.path else "."
         path = os.path.join(base, name)
         including = self.including + (os.path.normpath(self.path or "."),)
         if os.path.normpath(path) in including:
             raise self.error(f"include {name!r} includes itself")
         with open(path) as f:
-            return _Parser(f.read(), path, self.variables, including).parse_map(None)
+            parser = _Parser(f.read(), path, self.variables, including)
+            parser.used = self.used
+            return parser.parse_map(None)
 
 
-def parse(text: str, path: str | None = None) -> dict:
+def parse(text: str, path: str | None = None) -> ConfigMap:
     """The configuration in `text` as nested dicts and lists; ConfigError for text that is
     not a configuration (OSError for an include that cannot be read)."""
     try:
@@ -174,6 +210,6 @@ def parse(text: str, path: str | None = None) -> dict:
                           "deeply") from None
 
 
-def load(path: str) -> dict:
+def load(path: str) -> ConfigMap:
     with open(path) as f:
         return parse(f.read(), path)

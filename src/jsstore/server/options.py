@@ -1,25 +1,25 @@
 """What a parsed configuration file (``jsstore.server.config``) means to the server:
 the options ``jsstore serve`` takes, under the command line's names.
 
-What is used: port, host/listen, server_name, max_payload, http/http_port/monitor_port,
-jetstream {store_dir, max_memory_store, max_file_store, domain, sync_interval (or sync):
-``always`` or a duration} (or ``jetstream: enabled``), authorization {token |
-user+password | users [{user, password, permissions}], default_permissions, timeout},
-accounts {NAME: {users [...], default_permissions, limits {max_connections,
-max_subscriptions, max_payload}, jetstream: enabled | {limits}}} (each account's users
-join the user list, its JetStream limits go to ``accounts``, its limits {} to
-``account_limits``), no_auth_user, lame_duck_duration, lame_duck_grace_period, the
-limits max_connections, max_subscriptions, max_control_line, max_pending, ping_interval
-and ping_max, and tls {cert_file, key_file, ca_file, verify, verify_and_map, timeout,
-handshake_first}; users may be nkey users ({nkey: U..., permissions}).  Permissions are
-read by ``jsstore.server.permissions``.
+Which keys are read, accepted or refused is ``jsstore.server.configkeys`` (every key of
+nats-server's); this module reads those it lets through: the listen address, limits,
+monitoring port, logging, JetStream (its store, limits, domain and sync interval),
+authorization (a token, one user, or users with permissions and nkeys), accounts (their
+users, default permissions, limits {} and JetStream limits), no_auth_user, lame duck
+timing and tls {} (``jsstore.server.tlsconfig``). Permissions are read by
+``jsstore.server.permissions``.  Cross checks are nats-server's: a user name or nkey is
+configured once across the authorization block and every account, a token or a single
+user excludes a users array and accounts' users.
 """
 
 from __future__ import annotations
 
 from jsstore.gocompat.durations import SECOND, parse_go_duration
+from jsstore.gocompat.quoting import quote
 from jsstore.server import nkey
 from jsstore.server.config import ConfigError
+from jsstore.server.configkeys import ACCOUNT_JETSTREAM_FIELDS, ACCOUNT_LIMIT_FIELDS
+from jsstore.server.configkeys import check as check_keys
 from jsstore.server.permissions import parse_permissions, with_defaults
 from jsstore.server.tlsconfig import settings_from_config
 
@@ -27,13 +27,7 @@ from jsstore.server.tlsconfig import settings_from_config
 _LIMITS = {"max_connections": "max_connections", "max_conn": "max_connections",
            "max_subscriptions": "max_subscriptions", "max_subs": "max_subscriptions",
            "max_control_line": "max_control_line", "max_pending": "max_pending",
-           "ping_max": "ping_max", "max_pings_out": "ping_max"}
-# an account's limits {} block (parseAccountLimits) -> AccountLimits fields
-_ACCOUNT_LIMIT_KEYS = {"max_connections": "max_connections", "max_conn": "max_connections",
-                       "max_subscriptions": "max_subscriptions", "max_subs": "max_subscriptions",
-                       "max_payload": "max_payload", "max_pay": "max_payload",
-                       "max_leafnodes": None, "max_leafs": None}
-
+           "ping_max": "ping_max"}
 
 def _integer(key: str, value) -> int:
     """A whole-number option: a number, or a string of digits."""
@@ -64,11 +58,9 @@ def _account_limits(name: str, raw) -> dict:
     if not isinstance(raw, dict):
         raise ConfigError(f"Expected account limits to be a map/struct, got {raw!r}")
     out = {}
-    for key, value in raw.items():
-        if str(key).lower() not in _ACCOUNT_LIMIT_KEYS:
-            raise ConfigError(f'Unknown field "{key}" parsing account limits')
-        field = _ACCOUNT_LIMIT_KEYS[str(key).lower()]
-        if field is not None:           # (leaf nodes are not served)
+    for key, value in raw.items():     # (the keys: checked by configkeys)
+        field = ACCOUNT_LIMIT_FIELDS[key]
+        if field is not None:
             out[field] = _integer(f"account {name} limits {key}", value)
     return out
 
@@ -101,17 +93,41 @@ def _auth_timeout(value) -> float:
 
 def _users(raw, account: str = "$G") -> list[dict]:
     users = []
-    if raw and not isinstance(raw, list):
-        raise ConfigError(f"users: expected an array of users, got {raw!r}")
+    if raw is not None and not isinstance(raw, list):
+        raise ConfigError(f"Expected users field to be an array, got {raw}")
     for entry in raw or []:
-        if isinstance(entry, dict) and "nkey" in entry:
+        if not isinstance(entry, dict):
+            raise ConfigError(f"Expected user entry to be a map/struct, got {entry}")
+        if "nkey" in entry:
             users.append(_nkey_user(entry, account))
-        elif isinstance(entry, dict) and "user" in entry:
-            users.append({"user": str(entry["user"]),
-                          "password": str(entry.get("password", entry.get("pass", ""))),
+        elif entry.get("user", entry.get("username")):
+            users.append({"user": str(entry.get("user", entry.get("username"))),
+                          "password": _password(entry),
                           "permissions": _user_permissions(entry),
                           "account": account})
+        else:
+            raise ConfigError("User entry requires a user")
     return users
+
+
+def _password(entry: dict) -> str:
+    return str(entry.get("password", entry.get("pass", "")))
+
+
+def _at(place: str | None, text: str) -> str:
+    """An error as nats-server words it: where it is, then what."""
+    return f"{place}: {text}" if place else text
+
+
+def _unique_users(users: list[dict], seen: set, place: str | None) -> None:
+    """nats-server's rule: a user name or nkey is configured once, in the authorization
+    block and every account taken together (the last one would otherwise win)."""
+    for user in users:
+        name = user.get("nkey") or user["user"]
+        if name in seen:
+            kind = "nkey" if user.get("nkey") else "user"
+            raise ConfigError(_at(place, f"Duplicate {kind} {quote(name)} detected"))
+        seen.add(name)
 
 
 def _nkey_user(entry: dict, account: str) -> dict:
@@ -127,24 +143,6 @@ def _nkey_user(entry: dict, account: str) -> dict:
         raise ConfigError("Not a valid public nkey for a user")
     return {"nkey": key, "permissions": _user_permissions(entry),
             "account": account}
-
-
-# an account's jetstream {...} keys (nats-server's spellings) -> AccountLimits fields
-_ACCOUNT_LIMITS = {
-    "max_memory": "max_memory", "max_mem": "max_memory", "mem": "max_memory",
-    "memory": "max_memory",
-    "max_store": "max_storage", "max_file": "max_storage", "max_disk": "max_storage",
-    "store": "max_storage", "disk": "max_storage",
-    "max_streams": "max_streams", "streams": "max_streams",
-    "max_consumers": "max_consumers", "consumers": "max_consumers",
-    "max_bytes_required": "max_bytes_required", "max_stream_bytes": "max_bytes_required",
-    "max_bytes": "max_bytes_required",
-    "mem_max_stream_bytes": "memory_max_stream_bytes",
-    "memory_max_stream_bytes": "memory_max_stream_bytes",
-    "disk_max_stream_bytes": "storage_max_stream_bytes",
-    "store_max_stream_bytes": "storage_max_stream_bytes",
-    "max_ack_pending": "max_ack_pending",
-}
 
 
 def account_jetstream(name: str, value) -> dict | None:
@@ -164,10 +162,8 @@ def account_jetstream(name: str, value) -> dict | None:
         raise ConfigError(f"account {name}: expected map, bool or string to define "
                           f"JetStream, got {type(value).__name__}")
     limits = {}
-    for key, raw in value.items():
-        field = _ACCOUNT_LIMITS.get(key.lower())
-        if field is None:
-            raise ConfigError(f"account {name}: unknown field {key!r} in jetstream")
+    for key, raw in value.items():     # (the keys: checked by configkeys)
+        field = ACCOUNT_JETSTREAM_FIELDS[key]
         if field == "max_bytes_required":
             if not isinstance(raw, bool):
                 raise ConfigError(f"Expected a parseable bool for {key!r}, got {raw!r}")
@@ -177,15 +173,93 @@ def account_jetstream(name: str, value) -> dict | None:
     return limits
 
 
+def _listen(key: str, value) -> tuple[str | None, int]:
+    """A listen setting (nats-server's parseListen): a port, or "host:port"."""
+    if isinstance(value, str) and ":" in value:
+        host, port = value.rsplit(":", 1)
+        return host.strip("[]") or None, _integer(key, port)
+    return None, _integer(key, value)
+
+
+_JETSTREAM_SWITCH = {"enabled": True, "enable": True, "disabled": False, "disable": False}
+
+
+def _jetstream(value, out: dict) -> None:
+    """The jetstream setting (nats-server's parseJetStream): true/false, "enabled" or
+    "disabled", or a block (enabled: false in it turns JetStream off)."""
+    if isinstance(value, bool):
+        on = value
+    elif isinstance(value, str):
+        on = _JETSTREAM_SWITCH.get(value.lower())
+        if on is None:
+            raise ConfigError(f"Expected 'enabled' or 'disabled' for string value, "
+                              f"got '{value}'")
+    elif isinstance(value, dict):
+        on = True
+        for key in ("enabled", "enable"):
+            if key in value:
+                if not isinstance(value[key], bool):
+                    raise ConfigError(f"jetstream {key}: expected a boolean, "
+                                      f"got {value[key]!r}")
+                on = value[key]
+        for key in ("store", "store_dir", "storedir"):
+            if key in value:
+                out["store_dir"] = str(value[key])
+        for key, name in (("max_memory_store", "max_memory_store"),
+                          ("max_mem_store", "max_memory_store"), ("max_mem", "max_memory_store"),
+                          ("max_file_store", "max_file_store"), ("max_file", "max_file_store")):
+            if key in value:
+                out[name] = value[key]
+        if value.get("domain"):
+            out["domain"] = str(value["domain"])
+        for key in ("sync", "sync_interval"):
+            if key in value:
+                out["sync_interval"] = sync_interval(key, value[key])
+    else:
+        raise ConfigError(f"Expected map, bool or string to define JetStream, got {value!r}")
+    out["jetstream"] = on
+    if not on:
+        out.pop("store_dir", None)
+
+
+def _authorization(auth, place: str | None, out: dict, seen: set) -> list[dict]:
+    """The authorization block: a token or one user into `out`, and its users."""
+    if not isinstance(auth, dict):
+        raise ConfigError(f"authorization: expected a map, got {auth!r}")
+    if "token" in auth:
+        out["token"] = str(auth["token"])
+    for key in ("user", "username"):
+        if key in auth:
+            out["user"] = str(auth[key])
+            out["password"] = _password(auth)
+    if "token" in auth and "user" in out:
+        raise ConfigError(_at(place, "Cannot have a user/pass and token"))
+    users = _users(auth.get("users"))
+    if users and "user" in out:
+        raise ConfigError(_at(place, "Can not have a single user/pass and a users array"))
+    if users and "token" in out:
+        raise ConfigError(_at(place, "Can not have a token and a users array"))
+    _unique_users(users, seen, place)
+    with_defaults(users, _default_permissions(
+        auth, ("default_permission", "default_permissions", "permissions")))
+    if "timeout" in auth:
+        out["auth_timeout"] = _auth_timeout(auth["timeout"])
+    return users
+
+
 def server_options(config: dict) -> dict:
-    """The serve options a configuration gives (the same names as the command line's)."""
+    """The serve options a configuration gives (the same names as the command line's);
+    ConfigError for a key nats-server does not know or jsstore does not do
+    (jsstore.server.configkeys), or a value it cannot take."""
+    config = check_keys(config)
+    places = getattr(config, "places", {})
     out: dict = {}
     if "port" in config:
-        out["port"] = config["port"]
-    listen = config.get("listen")
-    if isinstance(listen, str) and ":" in listen:
-        host, port = listen.rsplit(":", 1)
-        out["host"], out["port"] = host, _integer("listen", port)
+        out["port"] = _integer("port", config["port"])
+    if "listen" in config:
+        host, out["port"] = _listen("listen", config["listen"])
+        if host is not None:
+            out["host"] = host
     for key in ("host", "net"):
         if key in config:
             out["host"] = str(config[key])
@@ -195,52 +269,48 @@ def server_options(config: dict) -> dict:
         out["max_payload"] = _integer("max_payload", config["max_payload"])
     for key in ("http", "http_port", "monitor_port"):
         if key in config:
-            value = config[key]
-            out["http_port"] = _integer(key, str(value).rsplit(":", 1)[-1])
-    jetstream = config.get("jetstream")
-    if jetstream:
-        out["jetstream"] = True
-        if isinstance(jetstream, dict):
-            if "store_dir" in jetstream:
-                out["store_dir"] = str(jetstream["store_dir"])
-            for key in ("max_memory_store", "max_file_store", "max_mem", "max_file"):
-                if key in jetstream:
-                    out[key] = jetstream[key]
-            if jetstream.get("domain"):
-                out["domain"] = str(jetstream["domain"])
-            for key in ("sync", "sync_interval"):
-                if key in jetstream:
-                    out["sync_interval"] = sync_interval(key, jetstream[key])
-        elif isinstance(jetstream, str) and jetstream.lower() not in ("enabled", "enable"):
-            out["store_dir"] = jetstream
-    if "store_dir" in config:
-        out["store_dir"] = str(config["store_dir"])
-    auth = config.get("authorization") or {}
-    if isinstance(auth, dict):
-        if "token" in auth:
-            out["token"] = str(auth["token"])
-        if "user" in auth:
-            out["user"] = str(auth["user"])
-            out["password"] = str(auth.get("password", auth.get("pass", "")))
-        users = _users(auth.get("users"))
-        with_defaults(users, _default_permissions(
-            auth, ("default_permission", "default_permissions", "permissions")))
-        if "timeout" in auth:
-            out["auth_timeout"] = _auth_timeout(auth["timeout"])
-    else:
-        users = []
+            host, out["http_port"] = _listen(key, config[key])
+            if host is not None:
+                out["http_host"] = host
+    for key in ("store_dir", "storedir"):
+        if key in config:
+            out["store_dir"] = str(config[key])
+    if "jetstream" in config:
+        _jetstream(config["jetstream"], out)
+    for key in ("logfile", "log_file"):
+        if key in config:
+            out["log"] = str(config[key])
+    for key in ("pidfile", "pid_file"):
+        if key in config:
+            out["pid"] = str(config[key])
+    for key in ("logtime", "logtime_utc"):
+        if key in config:
+            if not isinstance(config[key], bool):
+                raise ConfigError(f"{key}: expected a boolean, got {config[key]!r}")
+            out[key] = config[key]
+    seen: set = set()      # the user names and nkeys so far
+    users = _authorization(config.get("authorization", {}), places.get("authorization"),
+                           out, seen)
     accounts, account_limits = {}, {}
     if not isinstance(config.get("accounts") or {}, dict):
         raise ConfigError(f"accounts: expected a map of accounts, got {config['accounts']!r}")
     for name, account in (config.get("accounts") or {}).items():
-        if isinstance(account, dict):
-            account_users = _users(account.get("users"), str(name))
-            with_defaults(account_users, _default_permissions(account,
-                                                              ("default_permissions",)))
-            users += account_users
-            accounts[str(name)] = account_jetstream(str(name), account.get("jetstream", False))
-            if "limits" in account:
-                account_limits[str(name)] = _account_limits(str(name), account["limits"])
+        if name == "$G":
+            raise ConfigError('"$G" is a Reserved Account')
+        if not isinstance(account, dict):
+            raise ConfigError("Expected map entries for accounts")
+        account_users = _users(account.get("users"), str(name))
+        users_place = getattr(account, "places", {}).get("users")
+        if account_users and "user" in out:
+            raise ConfigError(_at(users_place, "Can not have a single user/pass and accounts"))
+        if account_users and "token" in out:
+            raise ConfigError(_at(users_place, "Can not have a token and accounts"))
+        _unique_users(account_users, seen, users_place)
+        with_defaults(account_users, _default_permissions(account, ("default_permissions",)))
+        users += account_users
+        accounts[str(name)] = account_jetstream(str(name), account.get("jetstream", False))
+        if "limits" in account:
+            account_limits[str(name)] = _account_limits(str(name), account["limits"])
     if accounts:
         out["accounts"] = accounts
     if account_limits:

@@ -89,6 +89,7 @@ class Server:
         self.lame_duck_grace_period = LAME_DUCK_GRACE_PERIOD
         self.ldm = False                            # in lame duck mode
         self.http_port: int | None = None         # the monitoring port (-m), when asked
+        self.http_host: str | None = None         # its host, when not the server's
         self.monitor = None
         self.accounts: dict[str, Account] = {}
         jetstream = js is not None or any(a is not None for a in (accounts or {}).values())
@@ -213,7 +214,7 @@ class Server:
                 lambda: Client(self, next(self._cids)), self.host, port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         if self.http_port is not None:
-            self.monitor = monitoring.Monitor(self, self.host, self.http_port)
+            self.monitor = monitoring.Monitor(self, self.http_host or self.host, self.http_port)
             await self.monitor.start()
 
     async def stop(self) -> None:

@@ -1,6 +1,6 @@
 """A server's TLS settings, as nats-server takes them: its configuration's ``tls {}`` block
 (cert_file, key_file, ca_file, verify, verify_and_map, timeout, handshake_first; the keys
-jsstore does not do are refused, never ignored) or the --tls* flags, and the SSLContext
+jsstore does not do are refused by jsstore.server.configkeys, never ignored) or the --tls* flags, and the SSLContext
 they make.  What TLS does on a connection is jsstore.server.tls."""
 
 from __future__ import annotations
@@ -50,15 +50,6 @@ class TLSSettings:
         return context
 
 
-# tls {} keys nats-server knows that jsstore does not do: refused rather than ignored
-_TLS_UNSUPPORTED = ("cipher_suites", "curve_preferences", "pinned_certs", "insecure",
-                    "cert_store", "cert_match", "cert_match_by", "cert_match_skip_invalid",
-                    "ca_certs_match", "ocsp_peer", "certs", "min_version",
-                    "connection_rate_limit")
-_TLS_KEYS = ("cert_file", "key_file", "ca_file", "verify", "verify_and_map", "timeout",
-             "handshake_first", "first", "immediate", "verify_cert_and_check_known_urls")
-
-
 def _tls_bool(key: str, value) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"error parsing tls config, expected '{key}' to be a boolean")
@@ -66,17 +57,11 @@ def _tls_bool(key: str, value) -> bool:
 
 
 def settings_from_config(raw) -> TLSSettings:
-    """The ``tls {}`` block, read as nats-server reads it (the keys jsstore supports)."""
+    """The ``tls {}`` block, read as nats-server reads it (which keys it may have:
+    jsstore.server.configkeys)."""
     if not isinstance(raw, dict):
         raise ConfigError(f"tls: expected a map, got {raw!r}")
-    for key in raw:
-        if key.lower() in _TLS_UNSUPPORTED:
-            raise ConfigError(f"tls: {key!r} is not supported by jsstore")
-        if key.lower() not in _TLS_KEYS:
-            raise ConfigError(f'error parsing tls config, unknown field "{key}"')
     values = {key.lower(): value for key, value in raw.items()}
-    if values.get("verify_cert_and_check_known_urls"):
-        raise ConfigError("tls: 'verify_cert_and_check_known_urls' is not supported by jsstore")
     if "cert_file" not in values:
         raise ConfigError("missing 'cert_file' in TLS configuration")
     if "key_file" not in values:
