@@ -117,9 +117,11 @@ def check_stream(name: str, directory: str, config: StoreConfig,
         if decoded is not None and reopen.index_refusal and not blocks_damaged:
             saved = {"messages": decoded["msgs"], "bytes": decoded["bytes"],
                      "first_seq": decoded["first_seq"], "last_seq": decoded["last_seq"]}
-            result.findings.append(Finding(index_path, "stale: " + "; ".join(
-                [reopen.index_refusal] + _differences(saved, _state(scan)))
-                + " (rebuilt from the blocks on the next open)"))
+            refusal = reopen.index_refusal
+            more = [d for d in _differences(saved, _state(scan))
+                    if d.split(",")[0] != refusal.split(",")[0]]
+            result.findings.append(Finding(index_path, "stale: " + "; ".join([refusal] + more)
+                                           + " (rebuilt from the blocks on the next open)"))
         elif scan is not reopen and not blocks_damaged:
             reasons = _differences(_state(reopen), _state(scan))
             if reasons:

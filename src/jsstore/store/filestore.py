@@ -293,11 +293,16 @@ class FileStore(StoreBase):
         index_path = os.path.join(self.msgs_dir, INDEX_FILE)
         self.index_refusal = (statefile.load_index(self, index_path, indexes) if self.use_index
                               else "not used")
+        prior_last_seq = 0
         if not self.index_refusal:
             # trusted only until the next change: a crash from here on rebuilds from the blocks
             self._drop_file(index_path)
         else:
-            self._rebuild(indexes, self._saved_block_ranges(index_path))
+            saved = self._saved_state(index_path)
+            self._rebuild(indexes, {} if saved is None else {
+                blk["index"]: (blk["first_seq"], blk["last_seq"]) for blk in saved["blocks"]
+                if blk["last_seq"] >= blk["first_seq"] > 0})
+            prior_last_seq = saved["last_seq"] if saved is not None else 0
         # as nats-server, on either path: the limits (a state written before a limit was
         # lowered, messages aged past max_age since)
         self.enforce_limits()
@@ -312,6 +317,11 @@ class FileStore(StoreBase):
             self.ensure_loaded(self.lmb)
             self.cache_bytes -= min(self.cache_bytes, self.lmb.cache_size)
             self._attach_block(self.lmb)
+        if prior_last_seq > self.last_seq:
+            # as nats-server: an index.db that remembers a later last sequence than the
+            # blocks hold (their tail lost) keeps it, so no sequence is given out twice; a
+            # skip record makes it durable
+            self.skip_msgs(self.last_seq + 1, prior_last_seq - self.last_seq)
 
     def _recover_ttls(self) -> None:
         """Load thw.db; messages stored after it was written (or every message, when there is
@@ -343,16 +353,14 @@ class FileStore(StoreBase):
                 seq += 1
         self.next_ttl_expiry = self.ttls.next_expiry()
 
-    def _saved_block_ranges(self, index_path: str) -> dict:
-        """{block index: (first_seq, last_seq)} from an index.db that verifies but was not
-        used (stale or not matching the files); empty when there is none."""
+    def _saved_state(self, index_path: str) -> dict | None:
+        """An index.db that verifies but was not used (stale or not matching the files),
+        decoded; None when there is none."""
         try:
             with open(index_path, "rb") as f:
-                saved = statefile.decode_index(self.name, f.read())
+                return statefile.decode_index(self.name, f.read())
         except (OSError, CorruptFile):
-            return {}
-        return {blk["index"]: (blk["first_seq"], blk["last_seq"]) for blk in saved["blocks"]
-                if blk["last_seq"] >= blk["first_seq"] > 0}
+            return None
 
     def _rebuild(self, indexes: list[int], saved_ranges: dict | None = None) -> None:
         """Recover the state from the block files alone.

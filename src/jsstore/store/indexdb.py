@@ -21,7 +21,7 @@ from jsstore._core import seqcodec
 from jsstore._core.block import MsgBlock
 from jsstore._core.hashing import block_hash_key, highway64_digest, meta_hash_key
 from jsstore._core.subjects import SubjectIndex
-from jsstore.errors import CorruptFile, CorruptStreamState
+from jsstore.errors import CorruptFile, CorruptStreamState, StoreError
 from jsstore.gocompat.varints import get_uvarint, put_uvarint, put_varint, unzigzag
 from jsstore.store.files import write_atomically
 
@@ -179,13 +179,9 @@ def load_index(store, path: str, indexes: list[int]) -> str:
         return f"last block unreadable: {exc.strerror}"
     if tail != st["lchk"]:
         return "its last record hash does not match the last block's"
-    counted = sum(b["last_seq"] - b["first_seq"] + 1 - (len(b["deleted"]) if b["deleted"] else 0)
-                  for b in blocks_meta if b["last_seq"] >= b["first_seq"])
-    if counted != st["msgs"]:
-        return f"it counts {st['msgs']} messages, its blocks add up to {counted}"
-    last_listed = max((b["last_seq"] for b in blocks_meta), default=0)
-    if last_listed > st["last_seq"]:
-        return f"it says last sequence {st['last_seq']}, its blocks end at {last_listed}"
+    problem = _tracking_mismatch(st) or _last_block_mismatch(store, blocks_meta[-1])
+    if problem:
+        return problem
     psim = SubjectIndex()
     blocks = []
     by_index = {}
@@ -195,7 +191,7 @@ def load_index(store, path: str, indexes: list[int]) -> str:
         mb.first_ts, mb.last_ts = b["first_ts"], b["last_ts"]
         if b["deleted"] is not None:
             mb.deleted = b["deleted"]
-        mb.msgs = (b["last_seq"] - b["first_seq"] + 1 - len(mb.deleted)) if b["last_seq"] >= b["first_seq"] else 0
+        mb.msgs = _block_msgs(b)
         mb.bytes = b["bytes"]
         try:
             mb.raw_bytes = os.path.getsize(mb.path)
@@ -216,6 +212,54 @@ def load_index(store, path: str, indexes: list[int]) -> str:
     store.first_seq, store.first_ts = st["first_seq"], st["first_ts"]
     store.last_seq, store.last_ts = st["last_seq"], st["last_ts"]
     return ""
+
+
+def _tracking_mismatch(st: dict) -> str:
+    """As nats-server's trackingStatesEqual: the state's messages, bytes and last (and,
+    past 1, first) sequence must be what its blocks add up to ("" when they are)."""
+    blocks = st["blocks"]
+    kept = [b for b in blocks[:-1] if _block_msgs(b)] + blocks[-1:]
+    msgs = sum(_block_msgs(b) for b in kept)
+    size = sum(b["bytes"] for b in kept)
+    first = kept[0]["first_seq"] if kept else 0
+    last = max((b["last_seq"] for b in kept), default=0)
+    if msgs != st["msgs"]:
+        return f"it counts {st['msgs']} messages, its blocks add up to {msgs}"
+    if size != st["bytes"]:
+        return f"it counts {st['bytes']} bytes, its blocks add up to {size}"
+    if last != st["last_seq"]:
+        return f"it says last sequence {st['last_seq']}, its blocks end at {last}"
+    if first > 1 and first != st["first_seq"]:
+        return f"it says first sequence {st['first_seq']}, its blocks start at {first}"
+    return ""
+
+
+def _last_block_mismatch(store, b: dict) -> str:
+    """As nats-server, which loads the write block at the start: its records (hashes
+    verified) must end where the state says it ends ("" when they do)."""
+    mb = MsgBlock(b["index"], block_hash_key(store.name, b["index"]), store._block_path(b["index"]),
+                  False)
+    try:
+        data = store._read_block(mb)
+    except (OSError, ValueError, StoreError) as exc:
+        return f"its last block is unreadable: {exc}"
+    walked = MsgBlock(b["index"], block_hash_key(store.name, b["index"]), None, False)
+    walked.load_bytes(data)
+    walked.build_cache(SubjectIndex(), True, None)
+    if walked.raw_bytes < len(data) and data[walked.raw_bytes:].lstrip(b"\0"):
+        return f"its last block has a bad record at offset {walked.raw_bytes}"
+    if _block_msgs(b) and walked.last_seq != b["last_seq"]:
+        return (f"it says its last block ends at {b['last_seq']}, its records end at "
+                f"{walked.last_seq}")
+    return ""
+
+
+def _block_msgs(b: dict) -> int:
+    """A listed block's message count (as nats-server loads it: its range less its
+    deleted set)."""
+    if b["last_seq"] < b["first_seq"]:
+        return 0
+    return b["last_seq"] - b["first_seq"] + 1 - (len(b["deleted"]) if b["deleted"] else 0)
 
 
 def fix_subject_hints(store) -> None:
