@@ -122,13 +122,15 @@ def test_sink_writes_each_row_once_across_a_restart(spark, tmp_path):
         js.add_stream(name="COPY", subjects=["copy.>"])
     source = stream_reader(spark, directory, maxMessagesPerTrigger="250").selectExpr(
         "concat('copy.', subject) AS subject", "data")
-    run_available_now(spark, source, "jsstore", None, checkpoint, path=directory, stream="COPY")
+    run_available_now(spark, source, "jsstore", None, checkpoint, path=directory, stream="COPY",
+                      server_stopped="true")
     assert sink_rows(spark, directory) == sorted(f"m{i}".encode() for i in range(600))
     _forget_last_commit(checkpoint)
     publish(directory, 600, 50)
     source = stream_reader(spark, directory, maxMessagesPerTrigger="250").selectExpr(
         "concat('copy.', subject) AS subject", "data")
-    run_available_now(spark, source, "jsstore", None, checkpoint, path=directory, stream="COPY")
+    run_available_now(spark, source, "jsstore", None, checkpoint, path=directory, stream="COPY",
+                      server_stopped="true")
     assert sink_rows(spark, directory) == sorted(f"m{i}".encode() for i in range(650))
 
 

@@ -133,19 +133,40 @@ class Connection:
         """(subject, reply, header bytes or None, payload) of the next message on the
         inbox; answers PINGs on the way."""
         while True:
-            line = self._line()
+            message = self._buffered_message()
+            if message is not None:
+                return message
+            self._fill()
+
+    def poll_message(self):
+        """The next message if it has fully arrived, else None: never waits."""
+        message = self._buffered_message()
+        if message is None and select.select([self.sock], [], [], 0)[0]:
+            self._fill()
+            message = self._buffered_message()
+        return message
+
+    def _buffered_message(self):
+        """The first whole message in the buffer (consumed), control lines before it
+        handled; None when the buffer holds no whole message yet."""
+        while True:
+            end = self.buffer.find(CRLF)
+            if end < 0:
+                return None
+            line = bytes(self.buffer[:end])
             if line.startswith(b"HMSG") or line.startswith(b"MSG"):
                 parts = line.split()
                 has_headers = parts[0] == b"HMSG"
                 total = int(parts[-1])
+                if len(self.buffer) < end + 2 + total + 2:
+                    return None
                 header_len = int(parts[-2]) if has_headers else 0
                 reply = parts[3] if len(parts) == (6 if has_headers else 5) else None
-                while len(self.buffer) < total + 2:
-                    self._fill()
-                body = bytes(self.buffer[:total])
-                del self.buffer[:total + 2]
+                body = bytes(self.buffer[end + 2:end + 2 + total])
+                del self.buffer[:end + 2 + total + 2]
                 return (parts[1], reply, body[:header_len] if has_headers else None,
                         body[header_len:])
+            del self.buffer[:end + 2]
             if line.startswith(b"PING"):
                 self.sock.sendall(b"PONG" + CRLF)
             elif line.startswith(b"-ERR"):
@@ -459,9 +480,11 @@ def publish_all(options: SourceOptions, stream: str, messages, *, job_id: str | 
             duplicates += bool(answer.get("duplicate"))
 
         def drain(until: int) -> None:
-            while sent - acked > until or conn.buffer or select.select([conn.sock], [], [], 0)[0]:
+            while sent - acked > until:
                 to, _reply, headers, data = conn.next_message()
                 take(to, headers, data)
+            while (message := conn.poll_message()) is not None:
+                take(message[0], message[2], message[3])
 
         def send() -> None:
             drain(window)                      # an abort seen here stops the task unsent
