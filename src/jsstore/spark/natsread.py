@@ -2,8 +2,7 @@
 not share a disk with the server.
 
 The driver asks the server for the stream's state and cuts [first_seq, last_seq] (the
-snapshot) into ranges of `nats_partition_messages` sequences, narrowed by pushed-down
-sequence filters; each task fetches its range with batched direct gets when the stream
+snapshot) into ranges of `nats_partition_messages` sequences; each task fetches its range with batched direct gets when the stream
 allows them and no subject filter narrows the read, else through a pull consumer bounded
 to it (jsstore.spark.natsclient), and the core builds the Arrow columns and applies the filters
 to each chunk of records as it arrives, while the rest is still being fetched.

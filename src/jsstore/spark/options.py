@@ -2,7 +2,10 @@
 
 Spark hands a data source its options as a case-insensitive dict of strings; every reader,
 writer and planner here takes a `SourceOptions` instead, so a typo or a bad value fails at
-planning time with a message naming the option.
+planning time with a message naming the option.  A read checks every option's name: one
+this source does not know, one only the other kind of read takes (a streaming option on a
+batch read, or the reverse), or one only the JVM reader takes fails the query with the
+option named and the valid ones listed.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import datetime
 import os
 from dataclasses import dataclass, field
+
+from jsstore._core.subjects import is_valid_subject
 
 DEFAULT_ACCOUNT = "$G"
 DEFAULT_BATCH_ROWS = 262_144     # bench/spark.py: fewer, larger batches cross to the JVM faster
@@ -22,6 +27,16 @@ DEFAULT_NATS_BATCH = 5000          # bench: a Python server spends less per mess
 KV_STREAM_PREFIX = "KV_"
 KV_SUBJECT_PREFIX = "$KV."
 TRUE_WORDS = ("true", "1", "yes", "on")
+BATCH_READ = "batch read"
+STREAM_READ = "streaming read"
+# options every read takes, and those only one kind of read takes (Spark lowercases names)
+READ_OPTIONS = ("path", "url", "user", "password", "token", "stream", "account",
+                "subject_filter", "batch_rows", "partition_bytes", "nats_partition_messages",
+                "nats_batch", "fail_on_data_loss")
+ONLY_BATCH = ("kv", "kv_history", "pushdown")
+ONLY_STREAMING = ("startingoffsets", "maxmessagespertrigger")
+ONLY_JVM = ("columnar", "block_index", "block_index_dir")
+SPELLING = {"startingoffsets": "startingOffsets", "maxmessagespertrigger": "maxMessagesPerTrigger"}
 FALSE_WORDS = ("false", "0", "no", "off")
 
 
@@ -76,6 +91,39 @@ def split_list(value: str | None) -> list[str]:
     return [part.strip() for part in str(value).split(",") if part.strip()]
 
 
+def parse_subject_filters(value: str | None) -> list[str]:
+    """The `subject_filter` option: NATS filters, comma separated, each valid (no empty
+    token, `>` only last) as nats-server requires of a consumer's filter subject."""
+    if value is None or value == "":
+        return []
+    filters = [part.strip() for part in str(value).split(",")]
+    for item in filters:
+        if not is_valid_subject(item, True):
+            raise OptionError(f"option 'subject_filter': {item!r} is not a valid NATS subject "
+                              "filter (tokens separated by '.', none empty, '*' a whole token, "
+                              "'>' only as the last token)")
+    return filters
+
+
+def check_read_option_names(options, kind: str) -> None:
+    """Refuse, naming it, an option a read of this `kind` does not take."""
+    allowed = READ_OPTIONS + (ONLY_BATCH if kind == BATCH_READ else ONLY_STREAMING)
+    for name in options.keys():
+        key = str(name).lower()
+        if key in allowed:
+            continue
+        shown = SPELLING.get(key, key)
+        if key in ONLY_STREAMING or key in ONLY_BATCH:
+            reason = (f"is taken by streaming reads only (spark.readStream)"
+                      if key in ONLY_STREAMING else "is taken by batch reads only (spark.read)")
+        elif key in ONLY_JVM:
+            reason = "is taken by the JVM reader only (format(\"jsstore-jvm\"))"
+        else:
+            reason = "is not an option of the jsstore source"
+        valid = ", ".join(SPELLING.get(n, n) for n in allowed)
+        raise OptionError(f"option {shown!r} {reason}; a {kind} takes: {valid}")
+
+
 @dataclass
 class SourceOptions:
     path: str | None = None                # store directory
@@ -92,7 +140,7 @@ class SourceOptions:
     partition_bytes: int = DEFAULT_PARTITION_BYTES
     nats_partition_messages: int = DEFAULT_NATS_PARTITION_MESSAGES
     nats_batch: int = DEFAULT_NATS_BATCH
-    pushdown: bool = True
+    fail_on_data_loss: bool = True        # a damaged or missing block fails the read
     # writing
     create: bool = False                   # create the stream on write when missing
     subjects: list[str] = field(default_factory=list)    # its subjects when created
@@ -117,7 +165,16 @@ class SourceOptions:
         return os.path.join(self.path, "jetstream", self.account, "streams", self.stream_name)
 
     @classmethod
-    def parse(cls, options) -> "SourceOptions":
+    def parse(cls, options, read: str | None = None) -> "SourceOptions":
+        """`read` (BATCH_READ or STREAM_READ) checks every option name for that read."""
+        if read is not None:
+            check_read_option_names(options, read)
+            if parse_bool("pushdown", options.get("pushdown"), False):
+                raise OptionError("option 'pushdown': the Python source takes no filters from "
+                                  "Spark (pyspark reuses a Python source's pushed filters in "
+                                  "later queries of the same DataFrame or view); Spark filters "
+                                  "the rows. Use format(\"jsstore-jvm\") for filter pushdown, "
+                                  "or option 'subject_filter'")
         get = options.get
         opts = cls(
             path=get("path") or None,
@@ -125,7 +182,7 @@ class SourceOptions:
             account=get("account") or DEFAULT_ACCOUNT,
             kv=get("kv") or None,
             kv_history=parse_bool("kv_history", get("kv_history"), False),
-            subject_filter=split_list(get("subject_filter")),
+            subject_filter=parse_subject_filters(get("subject_filter")),
             url=get("url") or None,
             user=get("user") or None,
             password=get("password") or None,
@@ -137,7 +194,7 @@ class SourceOptions:
                                               get("nats_partition_messages"),
                                               DEFAULT_NATS_PARTITION_MESSAGES, 1),
             nats_batch=parse_int("nats_batch", get("nats_batch"), DEFAULT_NATS_BATCH, 1),
-            pushdown=parse_bool("pushdown", get("pushdown"), True),
+            fail_on_data_loss=parse_bool("fail_on_data_loss", get("fail_on_data_loss"), True),
             create=parse_bool("create", get("create"), False),
             subjects=split_list(get("subjects")),
             compression=get("compression") or None,

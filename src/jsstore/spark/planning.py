@@ -142,8 +142,12 @@ def _index_is_current(state, files) -> bool:
     return _tail(last_path, last_size) == state["lchk"]
 
 
+def stream_exists(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "meta.inf"))
+
+
 def load_stream_blocks(directory: str, stream_name: str) -> StreamBlocks:
-    if not os.path.isfile(os.path.join(directory, "meta.inf")):
+    if not stream_exists(directory):
         raise StreamNotFound(f"no stream {stream_name!r} in the store directory "
                              f"(looked for {os.path.join(directory, 'meta.inf')})")
     msgs_dir = os.path.join(directory, MSGS_DIR)

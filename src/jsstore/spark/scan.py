@@ -1,8 +1,9 @@
 """What a scan keeps: a sequence range, a time range and subject clauses, ANDed together.
 
-Filters Spark pushes down (jsstore.spark.pushdown) and the `subject_filter` option narrow a
-`ScanFilter`; the planner prunes blocks with it and the core applies it record by record, so
-every filter it accepted holds for every row read.
+The `subject_filter` option (and a KV table's bucket prefix), a streaming micro-batch's
+sequence range and a start time narrow a `ScanFilter`; the planner prunes blocks with it
+and the core applies it record by record.  Spark's own filters are not taken (see
+jsstore.spark.source): Spark applies them to the rows read.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 
 from jsstore._core.arrowblock import MAX_SEQ, SubjectPredicate
 from jsstore._core.subjects import filters_overlap
+from jsstore.spark.options import KV_SUBJECT_PREFIX
 
 TIME_MIN = -(1 << 63)
 TIME_MAX = (1 << 63) - 1
@@ -25,19 +27,6 @@ class ScanFilter:
     exact: set[str] | None = None          # subject equality / IN
     prefixes: list[str] = field(default_factory=list)
     wildcards: list[str] = field(default_factory=list)   # NATS filters, one must match
-
-    # -- narrowing -----------------------------------------------------------------------
-    def seq_range(self, low: int, high: int) -> None:
-        self.seq_low = max(self.seq_low, low)
-        self.seq_high = min(self.seq_high, high)
-
-    def time_range(self, low: int, high: int) -> None:
-        self.time_low = max(self.time_low, low)
-        self.time_high = min(self.time_high, high)
-
-    def subjects_in(self, subjects) -> None:
-        wanted = {s for s in subjects if isinstance(s, str)}
-        self.exact = wanted if self.exact is None else self.exact & wanted
 
     # -- questions -----------------------------------------------------------------------
     @property
@@ -77,3 +66,15 @@ class ScanFilter:
     def overlaps(self, first_seq: int, last_seq: int, first_ts: int, last_ts: int) -> bool:
         return (first_seq <= self.seq_high and last_seq >= self.seq_low
                 and first_ts <= self.time_high and last_ts >= self.time_low)
+
+
+def options_scan(options, **bounds) -> ScanFilter:
+    """The scan every read of these SourceOptions starts from: its `subject_filter` (under a
+    KV table's bucket prefix) and a KV table's prefix, with `bounds` (ScanFilter fields)."""
+    scan = ScanFilter(**bounds)
+    if options.subject_filter:
+        prefix = KV_SUBJECT_PREFIX + options.kv + "." if options.kv else ""
+        scan.wildcards = [prefix + f for f in options.subject_filter]
+    if options.kv:
+        scan.prefixes.append(KV_SUBJECT_PREFIX + options.kv + ".")
+    return scan

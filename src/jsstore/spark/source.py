@@ -4,9 +4,15 @@
 
 Reading runs in three kinds of processes: the planner (schema, pushFilters, partitions) and
 the executors (read) are Python workers, so the reader keeps only picklable plain data and
-opens files inside read().  Filter pushdown needs
-`spark.sql.python.filterPushdown.enabled=true`: Spark refuses a reader with pushFilters
-otherwise, so `option("pushdown", "false")` gives a reader without it.
+opens files inside read().
+
+The readers take no filters from Spark (no pushFilters): pyspark keeps a Python source's
+read info (the reader as pushFilters left it, and its partitions) on the table provider of
+a DataFrame and plans a later query of that DataFrame or view that pushes no filter, or a
+second scan of it in the same query, with it, so a filter taken once would be applied to
+queries that never asked for it.  Spark filters the rows instead; the `subject_filter`
+option (part of the DataFrame's options, so never stale) narrows the read, and the JVM
+reader (format("jsstore-jvm")) takes Spark's filters per scan.
 """
 
 from __future__ import annotations
@@ -18,10 +24,14 @@ from jsstore.spark import kv as kv_table
 from jsstore.spark import natsread, streaming, writer
 from jsstore.spark.arrow import KV_COLUMNS, KV_SCHEMA, STREAM_COLUMNS, STREAM_SCHEMA
 from jsstore.spark.directory import partition_batches
-from jsstore.spark.options import KV_SUBJECT_PREFIX, OptionError, SourceOptions
+from jsstore.spark.options import (
+    BATCH_READ,
+    STREAM_READ,
+    OptionError,
+    SourceOptions,
+)
 from jsstore.spark.planning import plan
-from jsstore.spark.pushdown import FilterTranslator
-from jsstore.spark.scan import ScanFilter
+from jsstore.spark.scan import options_scan
 
 SOURCE_NAME = "jsstore"
 
@@ -52,36 +62,13 @@ def requested_columns(schema: StructType, allowed) -> list[str]:
     return names
 
 
-def base_scan(options: SourceOptions) -> ScanFilter:
-    scan = ScanFilter()
-    if options.subject_filter:
-        prefix = KV_SUBJECT_PREFIX + options.kv + "." if options.kv else ""
-        scan.wildcards = [prefix + f for f in options.subject_filter]
-    if options.kv:
-        scan.prefixes.append(KV_SUBJECT_PREFIX + options.kv + ".")
-    return scan
-
-
-def translator(options: SourceOptions, scan: ScanFilter) -> FilterTranslator:
-    if options.kv:
-        if options.kv_history:
-            return FilterTranslator(scan, subject_column="key",
-                                    subject_prefix=KV_SUBJECT_PREFIX + options.kv + ".",
-                                    seq_column="revision", time_column="created",
-                                    time_ns_column=None)
-        return FilterTranslator(scan, subject_column="key",
-                                subject_prefix=KV_SUBJECT_PREFIX + options.kv + ".",
-                                seq_column=None, time_column=None, time_ns_column=None)
-    return FilterTranslator(scan)
-
-
 class DirectoryReader(DataSourceReader):
     """Batch read of a stream (or KV bucket) in a store directory."""
 
     def __init__(self, options: SourceOptions, schema: StructType):
         self.options = options
         self.columns = requested_columns(schema, KV_COLUMNS if options.kv else STREAM_COLUMNS)
-        self.scan = base_scan(options)
+        self.scan = options_scan(options)
 
     def partitions(self):
         opts = self.options
@@ -102,16 +89,6 @@ class DirectoryReader(DataSourceReader):
         return iter(())            # Spark's stand-in partition when everything was pruned
 
 
-class PushdownDirectoryReader(DirectoryReader):
-    def pushFilters(self, filters):
-        return translator(self.options, self.scan).push(filters)
-
-
-class PushdownNatsReader(natsread.NatsReader):
-    def pushFilters(self, filters):
-        return translator(self.options, self.scan).push(filters)
-
-
 class JetStreamDataSource(DataSource):
     """Streams and KV buckets of jsstore / nats-server store directories, or of a server
     reached over NATS, as Spark tables; writes append to streams."""
@@ -120,21 +97,20 @@ class JetStreamDataSource(DataSource):
     def name(cls) -> str:
         return SOURCE_NAME
 
-    def _options(self) -> SourceOptions:
-        return SourceOptions.parse(self.options)
+    def _options(self, read: str | None = None) -> SourceOptions:
+        return SourceOptions.parse(self.options, read)
 
     def schema(self):
         return KV_SCHEMA if self.options.get("kv") else STREAM_SCHEMA
 
     def reader(self, schema: StructType):
-        options = self._options()
+        options = self._options(BATCH_READ)
         if options.over_nats:
             if options.kv:
                 raise OptionError("KV tables are read from a store directory ('path')")
-            kind = PushdownNatsReader if options.pushdown else natsread.NatsReader
-            return kind(options, requested_columns(schema, STREAM_COLUMNS), base_scan(options))
-        kind = PushdownDirectoryReader if options.pushdown else DirectoryReader
-        return kind(options, schema)
+            return natsread.NatsReader(options, requested_columns(schema, STREAM_COLUMNS),
+                                       options_scan(options))
+        return DirectoryReader(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool):
         options = self._options()
@@ -145,7 +121,7 @@ class JetStreamDataSource(DataSource):
         return writer.DirectoryWriter(options, schema)
 
     def streamReader(self, schema: StructType):
-        options = self._options()
+        options = self._options(STREAM_READ)
         return streaming.StreamReader(options, requested_columns(schema, STREAM_COLUMNS))
 
     def streamWriter(self, schema: StructType, overwrite: bool):

@@ -7,6 +7,9 @@ read) or an ISO 8601 time (the first message stored at or after it).
 `trigger(availableNow=True)` the end is pinned when the query starts.  A query restarted
 from its checkpoint resumes after the last committed offset, so it reads only what is new.
 
+The `subject_filter` option narrows every micro-batch (offsets still count every
+sequence).  A stream that does not exist fails the query when it starts.
+
 Works on store directories (block metadata is summarized once per block file and reused
 across micro-batches while the file is unchanged) and over NATS.
 """
@@ -23,8 +26,15 @@ from pyspark.sql.streaming.datasource import (
 from jsstore.spark import natsclient, natsread
 from jsstore.spark.directory import partition_batches
 from jsstore.spark.options import OptionError, SourceOptions, parse_time_ns
-from jsstore.spark.planning import group_slices, latest_sequence, load_stream_blocks, plan_slices
-from jsstore.spark.scan import ScanFilter
+from jsstore.spark.planning import (
+    StreamNotFound,
+    group_slices,
+    latest_sequence,
+    load_stream_blocks,
+    plan_slices,
+    stream_exists,
+)
+from jsstore.spark.scan import ScanFilter, options_scan
 
 
 class StreamSlices(InputPartition):
@@ -40,6 +50,11 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.options = options
         self.columns = columns
         self.target: int | None = None     # the end pinned by trigger(availableNow=True)
+        if options.over_nats:
+            natsclient.stream_info(options, options.stream)     # fails naming a missing one
+        elif not stream_exists(options.stream_directory()):
+            raise StreamNotFound(f"no stream {options.stream!r} in the store directory "
+                                 f"{options.path!r}: a streaming read needs an existing stream")
 
     # -- where the stream is ---------------------------------------------------------------
     def _last_seq(self) -> int:
@@ -90,7 +105,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- reading -----------------------------------------------------------------------------
     def partitions(self, start: dict, end: dict):
-        scan = ScanFilter(seq_low=start["seq"] + 1, seq_high=end["seq"])
+        scan = options_scan(self.options, seq_low=start["seq"] + 1, seq_high=end["seq"])
         if scan.seq_low > scan.seq_high:
             return []
         if self.options.over_nats:
@@ -101,7 +116,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 group_slices(plan_slices(stream, scan), self.options.partition_bytes)]
 
     def read(self, partition):
-        scan = ScanFilter()
+        scan = options_scan(self.options)
         if isinstance(partition, natsread.SequenceRange):
             return natsread.range_batches(self.options, self.options.stream, partition.low,
                                           partition.high, scan, self.columns)
