@@ -1,6 +1,10 @@
 """jsstore verify on crafted damage: a truncated block, a flipped byte, a stale index.db, a
-corrupt o.dat, a corrupt thw.db and a corrupt or stale sched.db are each reported exactly (file, problem, what is lost) with exit status 1;
-an intact store passes with 0; nothing is written."""
+corrupt o.dat, a corrupt thw.db and a corrupt or stale sched.db are each reported exactly
+(file, problem, what is lost) with exit status 1; an intact store passes with 0, also after
+the removals the issue reported as damage (KV puts on one key, max_msgs, subject and KV
+purges), printing the state a reopen finds; nothing is written.  (Every store shape against
+both servers: test_verify_shapes.py; crafted faults against nats-server:
+test_verify_faults.py.)"""
 
 from __future__ import annotations
 
@@ -53,7 +57,32 @@ def test_an_intact_store_passes(store, capsys):
     code, report, text = verify(capsys, store)
     assert code == 0 and report["ok"] and findings(report) == []
     assert report["streams"][0]["messages"] == 10
-    assert "OK       $G > ORDERS: 10 messages" in text and text.endswith("ok\n")
+    assert "OK       $G > ORDERS: 10 messages (first sequence 1, last 10)" in text
+    assert text.endswith("ok\n")
+
+
+def test_removals_are_not_damage(tmp_path, capsys):
+    """The reported cases: two KV puts on one key, max_msgs 2 with 3 publishes, a subject
+    purge and a KV purge, through the command line."""
+    path = str(tmp_path / "store")
+    ok(capsys, "stream", "add", "L", "--subjects", "l", "--max-msgs", "2", "--store", path)
+    for n in range(3):
+        ok(capsys, "pub", "l", f"m{n}", "--store", path)
+    ok(capsys, "stream", "add", "P", "--subjects", "p.*", "--store", path)
+    for n in range(3):
+        ok(capsys, "pub", "p.a", "a", "--store", path)
+        ok(capsys, "pub", "p.b", "b", "--store", path)
+    ok(capsys, "stream", "purge", "P", "--subject", "p.a", "-f", "--store", path)
+    ok(capsys, "kv", "add", "B", "--store", path)
+    ok(capsys, "kv", "put", "B", "k", "one", "--store", path)
+    ok(capsys, "kv", "put", "B", "k", "two", "--store", path)
+    ok(capsys, "kv", "put", "B", "gone", "x", "--store", path)
+    ok(capsys, "kv", "purge", "B", "gone", "-f", "--store", path)
+    code, report, text = verify(capsys, path)
+    assert findings(report) == [] and code == 0
+    assert "OK       $G > KV_B: 2 messages (first sequence 2, last 4)" in text
+    assert "OK       $G > L: 2 messages (first sequence 2, last 3)" in text
+    assert "OK       $G > P: 3 messages (first sequence 2, last 6)" in text
 
 
 def test_truncated_block(store, capsys):

@@ -76,7 +76,10 @@ def verify_run(args) -> int:
     for stream in report:
         where = f"{stream['account']} > {stream['stream']}"
         if not stream["findings"]:
-            print(f"OK       {where}: {output.count(stream['messages'])} messages")
+            span = (f"first sequence {stream['first_seq']}, last {stream['last_seq']}"
+                    if stream["messages"]
+                    else f"last sequence {stream['last_seq']}")
+            print(f"OK       {where}: {output.count(stream['messages'])} messages ({span})")
             continue
         print(output.bold(f"DAMAGED  {where}"))
         for f in stream["findings"]:
