@@ -26,7 +26,7 @@ from natsserver import nats_server, require_nats_server
 import jsstore
 from jsstore._core.hashing import highway64_digest, meta_hash_key
 from jsstore.cli import main
-from jsstore.gocompat.varints import get_uvarint, put_uvarint, put_varint
+from jsstore.gocompat.varints import put_uvarint, put_varint
 from jsstore.store.indexdb import decode_index
 
 pytestmark = pytest.mark.natsserver

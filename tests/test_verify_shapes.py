@@ -17,12 +17,14 @@ import asyncio
 import hashlib
 import json
 import os
+import shutil
 
+import nats
 import pytest
-from natsserver import nats_server, require_nats_server
-from jsstoreserver import jsstore_server
 from bothservers import run
+from jsstoreserver import jsstore_server
 from nats.js import api
+from natsserver import nats_server, require_nats_server
 
 import jsstore
 from jsstore.cli import main
@@ -149,7 +151,6 @@ async def _in_process(directory):
 
 
 async def _over_nats(url):
-    import nats
     nc = await nats.connect(url)
     try:
         return await write_shapes(nc.jetstream())
@@ -218,7 +219,6 @@ def test_verify_agrees_with_the_server_and_a_reopen(written, way, capsys):
 def test_verify_agrees_after_a_reopen_rewrote_the_state(written, way, capsys, tmp_path):
     """jsstore reopens and stops a copy (its own index.db and blocks now): still healthy,
     same state."""
-    import shutil
     store, states = written[way]
     copy = tmp_path / "copy"
     shutil.copytree(store, copy)
@@ -235,7 +235,6 @@ def test_verify_agrees_after_a_reopen_rewrote_the_state(written, way, capsys, tm
 def test_verify_agrees_without_index_db(written, way, capsys, tmp_path):
     """A copy without index.db (as after a crash, or a state too big to write): verify
     and a reopen rebuild from the blocks alone, and find the state the server reported."""
-    import shutil
     store, states = written[way]
     copy = tmp_path / "copy"
     shutil.copytree(store, copy)

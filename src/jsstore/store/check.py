@@ -31,9 +31,6 @@ from jsstore.store.damage import Damage
 from jsstore.store.filestore import INDEX_FILE, MSGS_DIR, TTL_FILE, FileStore
 from jsstore.store.ttl import TTLSchedule
 
-# one damaged file found (the name the reports use)
-Finding = Damage
-
 # msgs/ state files that decode to (table, high_seq) and that the store rebuilds from the
 # messages' own headers: their name -> (decoder, what rebuilds them)
 STATE_FILES = {TTL_FILE: (TTLSchedule.decode, "the messages' Nats-TTL headers")}
@@ -120,12 +117,12 @@ def check_stream(name: str, directory: str, config: StoreConfig,
             refusal = reopen.index_refusal
             more = [d for d in _differences(saved, _state(scan))
                     if d.split(",")[0] != refusal.split(",")[0]]
-            result.findings.append(Finding(index_path, "stale: " + "; ".join([refusal] + more)
+            result.findings.append(Damage(index_path, "stale: " + "; ".join([refusal] + more)
                                            + " (rebuilt from the blocks on the next open)"))
         elif scan is not reopen and not blocks_damaged:
             reasons = _differences(_state(reopen), _state(scan))
             if reasons:
-                result.findings.append(Finding(index_path, "wrong: " + "; ".join(reasons)
+                result.findings.append(Damage(index_path, "wrong: " + "; ".join(reasons)
                                                + " (a reopen would trust it)"))
         state = _state(scan)
         result.messages, result.bytes = state["messages"], state["bytes"]
@@ -150,7 +147,7 @@ def _read_index(name: str, path: str, result: StreamCheck) -> dict | None:
     try:
         return indexdb.decode_index(name, buf)
     except StoreError as exc:
-        result.findings.append(Finding(path, f"corrupt: {exc} (rebuilt from the blocks on "
+        result.findings.append(Damage(path, f"corrupt: {exc} (rebuilt from the blocks on "
                                              "the next open)"))
         return None
 
@@ -191,12 +188,12 @@ def _check_state_file(path: str, decode, rebuilt_from: str, result: StreamCheck,
     try:
         _table, high_seq = decode(buf)
     except CorruptFile as exc:
-        result.findings.append(Finding(path, f"corrupt: {exc} (rebuilt from {rebuilt_from} "
+        result.findings.append(Damage(path, f"corrupt: {exc} (rebuilt from {rebuilt_from} "
                                              "on the next open)"))
         return
     # high_seq: the first sequence the file does not cover (the last one's successor)
     if high_seq > result.last_seq + 1 and not blocks_damaged:
-        result.findings.append(Finding(path, f"stale: it covers messages up to "
+        result.findings.append(Damage(path, f"stale: it covers messages up to "
                                              f"{high_seq - 1}, the blocks end at "
                                              f"{result.last_seq}"))
 
@@ -218,13 +215,13 @@ def _check_consumers(directory: str, result: StreamCheck) -> None:
         try:
             state.load_encoded(encoded)
         except (StoreError, ValueError) as exc:
-            result.findings.append(Finding(path, f"corrupt consumer state: {exc} (its "
+            result.findings.append(Damage(path, f"corrupt consumer state: {exc} (its "
                                                  "deliveries and acks are lost)",
                                            lost_unknown=True))
             continue
         if (state.delivered_stream > result.last_seq
                 or state.ack_floor_stream > state.delivered_stream):
-            result.findings.append(Finding(
+            result.findings.append(Damage(
                 path, f"inconsistent consumer state: delivered stream sequence "
                       f"{state.delivered_stream}, ack floor {state.ack_floor_stream}, the "
                       f"stream ends at {result.last_seq}"))

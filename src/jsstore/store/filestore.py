@@ -70,7 +70,8 @@ def _runs_past_end(data: bytes, offset: int) -> bool:
     """Whether the record at `offset` runs past the end of the data (cut short)."""
     if len(data) - offset < 4:
         return True
-    return offset + (int.from_bytes(data[offset:offset + 4], "little") & RECORD_LEN_MASK) > len(data)
+    length = int.from_bytes(data[offset:offset + 4], "little") & RECORD_LEN_MASK
+    return offset + length > len(data)
 
 
 def _os_error_text(exc: OSError) -> str:
