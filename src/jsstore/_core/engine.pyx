@@ -34,6 +34,19 @@ cdef uint64_t MAX_SUBJECT_LEN = 0xFFFF
 cdef int64_t INT64_MAX = 0x7FFFFFFFFFFFFFFF
 
 
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+
+
+cdef inline object subject_bytes(object subject):
+    """A subject as the core stores it: a str that is not all ASCII encoded here, its
+    surrogate-escaped bytes given back (a subject is bytes on the wire, and may be any);
+    an ASCII str or bytes as it is (as_bytes points into it)."""
+    if isinstance(subject, str) and not PyUnicode_IS_ASCII(subject):
+        return (<str>subject).encode("utf-8", "surrogateescape")
+    return subject
+
+
 cdef inline int as_bytes(object obj, const uint8_t** ptr, Py_ssize_t* n) except -1:
     """Point at the bytes of a str (UTF-8) or bytes-like object without copying."""
     cdef const char* p
@@ -291,6 +304,7 @@ cdef class BlockStore:
         cdef const uint8_t* hp = NULL
         cdef const uint8_t* mp = <const uint8_t*>""
         cdef Py_ssize_t sn, hn = 0, mn = 0
+        subject = subject_bytes(subject)
         as_bytes(subject, &sp, &sn)
         if hdr is not None:
             as_bytes(hdr, &hp, &hn)

@@ -6,6 +6,9 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.string cimport memchr, memcmp, memcpy
 
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+
 PING_FRAME = b"PING\r\n"
 PONG_FRAME = b"PONG\r\n"
 OK_FRAME = b"+OK\r\n"
@@ -372,19 +375,33 @@ def err_frame(str text):
     return b"-ERR '" + text.encode() + b"'\r\n"
 
 
+cdef inline bytes _wire(str text):
+    """A subject (or reply, or sid) as its bytes on the wire: UTF-8, surrogate-escaped
+    bytes given back (a subject may be any bytes, as on nats-server)."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+cdef inline const char* _chars(object text, Py_ssize_t* n) except NULL:
+    """The bytes of an ASCII str (its own UTF-8) or of bytes (what _wire made)."""
+    if type(text) is bytes:
+        n[0] = PyBytes_GET_SIZE(text)
+        return PyBytes_AS_STRING(text)
+    return PyUnicode_AsUTF8AndSize(text, n)
+
+
 def msg_frame(str subject, str sid, object reply, object hdr, bytes payload):
     """One MSG (or HMSG when there are headers) to a subscriber."""
-    cdef bytes subj = subject.encode(), s = sid.encode()
+    cdef bytes subj = _wire(subject), s = _wire(sid)
     cdef Py_ssize_t total
     if hdr:
         total = len(<bytes>hdr) + len(payload)
         if reply:
             return b"HMSG %s %s %s %d %d\r\n%s%s\r\n" % (
-                subj, s, (<str>reply).encode(), len(<bytes>hdr), total, hdr, payload)
+                subj, s, _wire(reply), len(<bytes>hdr), total, hdr, payload)
         return b"HMSG %s %s %d %d\r\n%s%s\r\n" % (subj, s, len(<bytes>hdr), total, hdr,
                                                     payload)
     if reply:
-        return b"MSG %s %s %s %d\r\n%s\r\n" % (subj, s, (<str>reply).encode(), len(payload),
+        return b"MSG %s %s %s %d\r\n%s\r\n" % (subj, s, _wire(reply), len(payload),
                                                payload)
     return b"MSG %s %s %d\r\n%s\r\n" % (subj, s, len(payload), payload)
 
@@ -424,7 +441,8 @@ def burst_frames(list msgs, str sid, bint headers):
     the client does not take headers).  Returns (frames, payload and header bytes)."""
     cdef Py_ssize_t count = len(msgs), i, total = 0, size = 0
     cdef Py_ssize_t sid_len, subj_len, reply_len, hdr_len, data_len
-    cdef const char* sid_s = PyUnicode_AsUTF8AndSize(sid, &sid_len)
+    cdef bytes sid_bytes = _wire(sid)
+    cdef const char* sid_s = _chars(sid_bytes, &sid_len)
     cdef const char* subj_s
     cdef const char* reply_s
     cdef list parts = [None] * (4 * count)      # subject, reply, hdr, data of each
@@ -445,18 +463,22 @@ def burst_frames(list msgs, str sid, bint headers):
             hdr = bytes(hdr)
         if not reply:
             reply = None
+        elif not PyUnicode_IS_ASCII(reply):
+            reply = _wire(reply)
+        if not PyUnicode_IS_ASCII(subject):
+            subject = _wire(subject)
         parts[4 * i] = subject
         parts[4 * i + 1] = reply
         parts[4 * i + 2] = hdr
         parts[4 * i + 3] = data
-        PyUnicode_AsUTF8AndSize(subject, &subj_len)
+        _chars(subject, &subj_len)
         data_len = PyBytes_GET_SIZE(data)
         hdr_len = PyBytes_GET_SIZE(hdr) if hdr is not None else 0
         # "HMSG " or "MSG ", subject, " ", sid, [" ", reply], [" ", hdr size], " ", total,
         # CRLF, body, CRLF
         total += (5 if hdr is not None else 4) + subj_len + 1 + sid_len + 1 + 4
         if reply is not None:
-            PyUnicode_AsUTF8AndSize(reply, &reply_len)
+            _chars(reply, &reply_len)
             total += reply_len + 1
         if hdr is not None:
             total += _digits(hdr_len) + 1
@@ -469,7 +491,7 @@ def burst_frames(list msgs, str sid, bint headers):
         reply = parts[4 * i + 1]
         hdr = parts[4 * i + 2]
         data = parts[4 * i + 3]
-        subj_s = PyUnicode_AsUTF8AndSize(subject, &subj_len)
+        subj_s = _chars(subject, &subj_len)
         data_len = PyBytes_GET_SIZE(data)
         if hdr is not None:
             hdr_len = PyBytes_GET_SIZE(hdr)
@@ -483,7 +505,7 @@ def burst_frames(list msgs, str sid, bint headers):
         p[0] = 32
         p += 1
         if reply is not None:
-            reply_s = PyUnicode_AsUTF8AndSize(reply, &reply_len)
+            reply_s = _chars(reply, &reply_len)
             p = _put(p, reply_s, reply_len)
             p[0] = 32
             p += 1

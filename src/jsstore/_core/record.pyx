@@ -119,7 +119,8 @@ cdef class StoreMsg:
 
     def __init__(self, subject, hdr, msg, seq=0, ts=0):
         # Built by hand (tests, the memory side of the Python layer): encode it as a record.
-        cdef bytes subj_b = subject.encode() if isinstance(subject, str) else bytes(subject)
+        cdef bytes subj_b = (subject.encode("utf-8", "surrogateescape") if isinstance(subject, str)
+                              else bytes(subject))
         cdef bytes hdr_b = bytes(hdr) if hdr is not None else b""
         cdef bytes msg_b = bytes(msg) if msg is not None else b""
         cdef uint64_t zero_key[4]

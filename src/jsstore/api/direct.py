@@ -105,7 +105,7 @@ def _only_output_options(request: DirectGetRequest) -> bool:
 def _message_header(stored, stream_name: str, extra: tuple[tuple[str, int], ...] = ()) -> bytes:
     """The stored header block (or a fresh one) with the Nats-* fields appended."""
     lines = [b"Nats-Stream: ", stream_name.encode(), CRLF,
-             b"Nats-Subject: ", stored.subject.encode(), CRLF,
+             b"Nats-Subject: ", stored.subject.encode("utf-8", "surrogateescape"), CRLF,
              b"Nats-Sequence: ", str(stored.seq).encode(), CRLF,
              b"Nats-Time-Stamp: ", rfc3339_nano(stored.ts).encode(), CRLF]
     for key, value in extra:

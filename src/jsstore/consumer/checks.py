@@ -37,7 +37,7 @@ from jsstore.consumer.config import (
 )
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import format_go_duration
-from jsstore.gocompat.quoting import quote
+from jsstore.gocompat.quoting import byte_len, quote
 from jsstore.gocompat.times import parse_time_ns, utc_text
 from jsstore.stream import config as streamconfig
 from jsstore.wire import apierrors as api_errors
@@ -66,7 +66,7 @@ def validate(cfg: ConsumerConfig, stream: streamconfig.StreamConfig, *,
     _check_enum_values(cfg)
     _check_names_and_replicas(cfg, stream, recovering)
     _check_acks(cfg)
-    if len(cfg.description) > MAX_DESCRIPTION_LEN:
+    if byte_len(cfg.description) > MAX_DESCRIPTION_LEN:
         raise api_errors.JSConsumerDescriptionTooLongErrF(max=MAX_DESCRIPTION_LEN)
     if cfg.deliver_subject:
         _check_push(cfg, stream)
@@ -85,7 +85,7 @@ def validate(cfg: ConsumerConfig, stream: streamconfig.StreamConfig, *,
         raise api_errors.JSConsumerWithFlowControlNeedsHeartbeats()
     if cfg.durable_name and cfg.name and cfg.name != cfg.durable_name:
         raise api_errors.JSConsumerCreateDurableAndNameMismatch()
-    if sum(len(k) + len(v) for k, v in cfg.metadata.items()) > MAX_METADATA_LEN:
+    if sum(byte_len(k) + byte_len(v) for k, v in cfg.metadata.items()) > MAX_METADATA_LEN:
         raise api_errors.JSConsumerMetadataLengthErrF(limit=f"{MAX_METADATA_LEN // 1024}KB")
     _check_priority(cfg)
     if stream.placement is not None and stream.placement.preferred:
@@ -347,7 +347,7 @@ def check_new_consumer(cfg: ConsumerConfig, stream: streamconfig.StreamConfig,
             and len(_limitable(others)) >= maximum):
         raise api_errors.JSMaximumConsumersLimitErr()
     check_workqueue(cfg, stream, others)
-    if len(cfg.durable_name) > MAX_NAME_LEN:
+    if byte_len(cfg.durable_name) > MAX_NAME_LEN:
         raise api_errors.JSConsumerNameTooLongErrF(max=MAX_NAME_LEN)
 
 

@@ -101,7 +101,7 @@ def headers_only(hdr: bytes | None, payload: bytes) -> bytes:
 
 def with_header(hdr: bytes | None, key: str, value: str) -> bytes:
     """hdr with `key: value` appended (genHeader)."""
-    line = f"{key}: {value}\r\n\r\n".encode()
+    line = f"{key}: {value}\r\n\r\n".encode("utf-8", "surrogateescape")
     if not hdr:
         return b"NATS/1.0\r\n" + line
     return hdr[:-2] + line

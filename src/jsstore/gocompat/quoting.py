@@ -41,6 +41,12 @@ def to_bytes(text: str | bytes | bytearray | memoryview) -> bytes:
         return text.encode("utf-8", "surrogatepass")
 
 
+def byte_len(text: str) -> int:
+    """len() of the Go string `text` is: its bytes, not its characters (a limit of 255 on a
+    name is 127 'é's, not 255)."""
+    return len(text) if text.isascii() else len(to_bytes(text))
+
+
 def is_print(rune: int) -> bool:
     """strconv.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space."""
     if rune <= 0xFF:

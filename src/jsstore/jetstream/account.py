@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import logging
 import os
 import threading
 import time
@@ -54,6 +55,9 @@ from jsstore.wire import headers as header_block
 from jsstore.wire.api import BATCH_ID
 from jsstore.wire.bus import Bus, Msg
 from jsstore.wire.headers import decode_headers, encode_headers
+
+log = logging.getLogger(__name__)
+STORE_FAILED = "error creating store for stream"    # nats-server's errStreamStoreFailed
 
 if TYPE_CHECKING:
     from jsstore.state import StreamState
@@ -359,8 +363,16 @@ class JetStream:
             configchecks.check_overlap(normalized, others)
             created = rfc3339_nano(time.time_ns())
             store_cfg = streamconfig.to_store_config(normalized)
-            store = self.stores.create(cfg.name, normalized.storage, store_cfg,
-                                       meta_info_json(normalized, created))
+            try:
+                store = self.stores.create(cfg.name, normalized.storage, store_cfg,
+                                           meta_info_json(normalized, created))
+            except (OSError, ValueError) as exc:
+                # as nats-server: the cause in the log, the client told the store failed
+                # (a name the file system cannot take, such as one with a NUL, a full or
+                # read-only disk)
+                log.warning("stream create failed for '%s > %s': %s", self.account,
+                            cfg.name, exc)
+                raise api_errors.JSStreamCreateErrF(err=STORE_FAILED) from exc
             stream = self._new_stream(normalized, store, created)
             self._streams[cfg.name] = stream
             self._reroute()

@@ -47,7 +47,8 @@ plainpub = deferred("jsstore.server.plainpub")
 def no_responders(subject: str) -> bytes:
     """The status a requester gets when nothing serves `subject` (nats-server 2.15 names
     the subject)."""
-    return b"NATS/1.0 503\r\nNats-Subject: " + subject.encode() + b"\r\n\r\n"
+    return b"NATS/1.0 503\r\nNats-Subject: " + subject.encode("utf-8", "surrogateescape") + \
+        b"\r\n\r\n"
 
 
 JS_PREFIX = "$JS."

@@ -30,7 +30,7 @@ import msgspec
 
 from jsstore._core.subjects import filters_overlap, is_subset_match, is_valid_subject
 from jsstore.gocompat.durations import SECOND
-from jsstore.gocompat.quoting import quote
+from jsstore.gocompat.quoting import byte_len, quote
 from jsstore.stream import config as streamconfig
 from jsstore.stream import transform as subjtransform
 from jsstore.stream.config import (
@@ -118,11 +118,11 @@ def check_config(config: StreamConfig, *, existing_streams: Iterable[StreamConfi
 def _check_name(cfg: StreamConfig) -> None:
     if not is_valid_asset_name(cfg.name):
         raise _invalid("stream name is required and can not contain '.', '*', '>', '\\', '/'")
-    if len(cfg.name) > MAX_NAME_LEN:
+    if byte_len(cfg.name) > MAX_NAME_LEN:
         raise _invalid(f"stream name is too long, maximum allowed is {MAX_NAME_LEN}")
-    if len(cfg.description) > MAX_DESCRIPTION_LEN:
+    if byte_len(cfg.description) > MAX_DESCRIPTION_LEN:
         raise _invalid(f"stream description is too long, maximum allowed is {MAX_DESCRIPTION_LEN}")
-    if sum(len(k) + len(v) for k, v in cfg.metadata.items()) > MAX_METADATA_LEN:
+    if sum(byte_len(k) + byte_len(v) for k, v in cfg.metadata.items()) > MAX_METADATA_LEN:
         raise _invalid(f"stream metadata exceeds maximum size of {MAX_METADATA_LEN} bytes")
 
 
