@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -83,6 +84,28 @@ def test_removals_are_not_damage(tmp_path, capsys):
     assert "OK       $G > KV_B: 2 messages (first sequence 2, last 4)" in text
     assert "OK       $G > L: 2 messages (first sequence 2, last 3)" in text
     assert "OK       $G > P: 3 messages (first sequence 2, last 6)" in text
+
+
+def test_messages_aged_out_since_the_stop(tmp_path, capsys):
+    """index.db written while the messages were young: verify and a reopen both apply
+    max_age, as nats-server does on either recovery path."""
+    path = str(tmp_path / "store")
+    js = jsstore.open(path)
+    js.add_stream(name="A", subjects=["a"], max_age=300_000_000)      # 0.3 s
+    for n in range(3):
+        js.publish("a", b"x")
+    stored = js.stream_info("A").state.last_ts
+    js.close()
+    while time.time_ns() <= stored + 400_000_000:           # (last_ts: Unix ns)
+        time.sleep(0.05)
+    code, report, text = verify(capsys, path)
+    assert code == 0 and findings(report) == []
+    assert "OK       $G > A: 0 messages (last sequence 3)" in text
+    js = jsstore.open(path)
+    try:
+        assert js.stream_info("A").state.messages == 0
+    finally:
+        js.close()
 
 
 def test_truncated_block(store, capsys):
