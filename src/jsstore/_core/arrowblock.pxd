@@ -105,9 +105,23 @@ cdef class BlockColumns:
     cdef size_t values            # header values in the batch being built
     cdef readonly uint64_t records_walked   # records looked at so far (all kinds)
     cdef readonly uint64_t rows_emitted     # rows handed out so far
+    cdef bint check_hash          # every record's hash is checked against hash_key
+    cdef uint64_t hash_key[4]     # HighwayHash key of the block: SHA-256("<stream>-<index>")
+    # what the walk accounted for (read once next_batch has returned None):
+    cdef readonly bint damaged              # met bytes that are not a record, or a record
+                                            # whose hash is wrong (zeros are an end)
+    cdef readonly list holes                # [offset, first, last] of every damaged stretch:
+                                            # sequences first..last may have been there (last
+                                            # 0: no message record after it, up to seq_high)
+    cdef list open_hole                     # the last hole, until a message record closes it
+    cdef readonly bint passed_high          # stopped at a record above seq_high
+    cdef readonly uint64_t last_seq         # highest message sequence <= seq_high walked
+    cdef readonly uint64_t accounted        # live messages in [seq_low, seq_high] not in
+                                            # `deleted` (before the time and subject filters)
 
     cdef int c_row(self, const uint8_t* record, uint64_t seq, int64_t ts, uint32_t subj_off,
                    uint32_t subj_len, bint has_hdr, uint32_t hdr_off, uint32_t hdr_len,
                    uint32_t msg_off, uint32_t msg_len) except -1
     cdef int c_headers(self, const uint8_t* block, uint32_t length) except -1
+    cdef bint c_skip_damage(self) except -1   # note a damaged stretch, go to the next record
     cdef void c_reset_batch(self) noexcept

@@ -7,7 +7,7 @@ from libc.string cimport memcpy, memcmp, memset
 from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t, int64_t, INT64_MAX, INT64_MIN
 from cpython.buffer cimport PyBuffer_FillInfo
 
-from jsstore._core.record cimport RecordView, record_parse
+from jsstore._core.record cimport RECORD_EMPTY_LEN, RecordView, record_hash_ok, record_parse
 from jsstore._core.subjects cimport SubjectIndex, subject_matches
 
 COLUMNS = {"seq": COLUMN_SEQ, "subject": COLUMN_SUBJECT, "time": COLUMN_TIME,
@@ -59,6 +59,29 @@ cdef inline int _append_i32(GrowBuffer* b, int32_t value) except -1:
     memcpy(b.data + b.length, &value, 4)
     b.length += 4
     return 0
+
+
+cdef bint _all_zero(const uint8_t* p, size_t n) noexcept nogil:
+    cdef size_t i
+    for i in range(n):
+        if p[i]:
+            return False
+    return True
+
+
+cdef size_t _resync(const uint8_t* buf, size_t size, size_t start, const uint64_t* key,
+                    uint64_t after_seq) noexcept nogil:
+    """Offset of the first intact record at or after `start` (it parses, its hash is right,
+    and a message record's sequence is above `after_seq`), or `size` when there is none: the
+    walk goes on after a damaged stretch of a block."""
+    cdef RecordView view
+    cdef size_t at = start
+    while at + RECORD_EMPTY_LEN <= size:
+        if (record_parse(buf + at, size - at, &view) == 0 and record_hash_ok(buf + at, &view, key)
+                and (view.tombstone or view.seq > after_seq)):
+            return at
+        at += 1
+    return size
 
 
 cdef inline bint _blank(uint8_t c) noexcept nogil:
@@ -164,9 +187,24 @@ cdef class BlockColumns:
 
     def __init__(self, data, int columns, uint64_t seq_low=0, uint64_t seq_high=MAX_SEQ,
                  int64_t time_low=INT64_MIN, int64_t time_high=INT64_MAX, deleted=None,
-                 SubjectPredicate predicate=None):
+                 SubjectPredicate predicate=None, hash_key=None):
+        """hash_key: the block's 32-byte record key (hashing.block_hash_key); given, a record
+        whose hash does not match stops the walk as damage."""
         cdef const uint8_t[::1] view = data
         cdef const uint8_t[::1] deleted_view
+        cdef bytes key
+        self.check_hash = hash_key is not None
+        if self.check_hash:
+            key = bytes(hash_key)
+            if len(key) != 32:
+                raise ValueError("hash_key must be 32 bytes")
+            memcpy(self.hash_key, <const char*>key, 32)
+        self.damaged = False
+        self.holes = []
+        self.open_hole = None
+        self.passed_high = False
+        self.last_seq = 0
+        self.accounted = 0
         self.source = data
         self.size = view.shape[0]
         self.buf = &view[0] if self.size else NULL
@@ -220,24 +258,42 @@ cdef class BlockColumns:
                   BUF_LIST_OFFSETS, BUF_VALUE_OFFSETS):
             _append_i32(&self.buffers[i], 0)
         while self.rows < max_rows:
-            if self.pos >= self.size or record_parse(self.buf + self.pos, self.size - self.pos, &view) != 0:
+            if self.pos >= self.size:
                 self.finished = True
                 break
             record = self.buf + self.pos
-            self.pos += view.length
-            self.records_walked += 1
-            if view.erased or view.tombstone:
-                continue
-            seq = view.seq
-            if seq < self.seq_low:
-                continue
-            if seq > self.seq_high:
+            if (record_parse(record, self.size - self.pos, &view) != 0
+                    or (self.check_hash and not record_hash_ok(record, &view, self.hash_key))):
+                if _all_zero(record, self.size - self.pos):
+                    self.finished = True           # the zero-filled end of a block
+                    break
+                if self.c_skip_damage():
+                    continue
                 self.finished = True
                 break
+            if view.tombstone:
+                self.pos += view.length
+                self.records_walked += 1
+                continue
+            seq = view.seq
+            if self.open_hole is not None:
+                self.open_hole[2] = seq - 1
+                self.open_hole = None
+            if seq > self.seq_high:
+                self.passed_high = True
+                self.finished = True
+                break
+            self.pos += view.length
+            self.records_walked += 1
+            if seq > self.last_seq:
+                self.last_seq = seq
+            if view.erased or seq < self.seq_low:
+                continue
             while self.deleted_pos < self.deleted_len and self.deleted[self.deleted_pos] < seq:
                 self.deleted_pos += 1
             if self.deleted_pos < self.deleted_len and self.deleted[self.deleted_pos] == seq:
                 continue
+            self.accounted += 1
             if view.ts < self.time_low or view.ts > self.time_high:
                 continue
             if not self.predicate.match_all and not self.predicate.c_accept(
@@ -252,6 +308,19 @@ cdef class BlockColumns:
         for i in range(BUF_COUNT):
             out.append(_hand_over(&self.buffers[i]) if self.buffers[i].length else b"")
         return self.rows, tuple(out)
+
+    cdef bint c_skip_damage(self) except -1:
+        """Note the damaged stretch at `pos` and move to the next intact record (only when
+        hashes are checked: without them garbage can pass for records); False at the end."""
+        cdef size_t found = self.size
+        self.damaged = True
+        if self.check_hash:
+            found = _resync(self.buf, self.size, self.pos + 1, self.hash_key, self.last_seq)
+        if self.open_hole is None:
+            self.open_hole = [self.pos, self.last_seq + 1, 0]
+            self.holes.append(self.open_hole)
+        self.pos = found
+        return found < self.size
 
     cdef int c_row(self, const uint8_t* record, uint64_t seq, int64_t ts, uint32_t subj_off,
                    uint32_t subj_len, bint has_hdr, uint32_t hdr_off, uint32_t hdr_len,
@@ -343,12 +412,15 @@ cdef class BlockColumns:
 
 # -- planning metadata -------------------------------------------------------------------
 
-def summarize_block(data):
+def summarize_block(data, hash_key=None):
     """What a planner needs of a block index.db does not describe, from one walk over the
     record headers: a dict with msgs (live message records), first_seq / last_seq and
     first_ts / last_ts of those (0 when none), max_seq (highest sequence of any record,
-    skips included), tombstones (the sequences they remove, ascending order of the walk)
-    and subjects (the distinct subjects, str)."""
+    skips included), tombstones (the sequences they remove, ascending order of the walk),
+    subjects (the distinct subjects, str) and holes: [offset, first, last] of every damaged
+    stretch, as BlockColumns reports them (bytes that are not a record; with hash_key, the
+    block's record key, a record whose hash is wrong too), the walk going on at the next
+    intact record when hashes are checked."""
     cdef const uint8_t[::1] view = data
     cdef size_t size = view.shape[0]
     cdef const uint8_t* buf = &view[0] if size else NULL
@@ -358,10 +430,32 @@ def summarize_block(data):
     cdef int64_t first_ts = 0, last_ts = 0
     cdef SubjectIndex subjects = SubjectIndex()
     cdef list tombstones = []
-    while pos < size and record_parse(buf + pos, size - pos, &rec) == 0:
+    cdef list holes = []
+    cdef list open_hole = None
+    cdef uint64_t key[4]
+    cdef bytes key_bytes
+    cdef bint check = hash_key is not None
+    if check:
+        key_bytes = bytes(hash_key)
+        if len(key_bytes) != 32:
+            raise ValueError("hash_key must be 32 bytes")
+        memcpy(key, <const char*>key_bytes, 32)
+    while pos < size:
+        if (record_parse(buf + pos, size - pos, &rec) != 0
+                or (check and not record_hash_ok(buf + pos, &rec, key))):
+            if _all_zero(buf + pos, size - pos):
+                break
+            if open_hole is None:
+                open_hole = [pos, max_seq + 1, 0]
+                holes.append(open_hole)
+            pos = _resync(buf, size, pos + 1, key, max_seq) if check else size
+            continue
         if rec.tombstone:
             tombstones.append(rec.seq)
         else:
+            if open_hole is not None:
+                open_hole[2] = rec.seq - 1
+                open_hole = None
             if rec.seq > max_seq:
                 max_seq = rec.seq
             if not rec.erased:
@@ -379,4 +473,5 @@ def summarize_block(data):
         pos += rec.length
     return {"msgs": msgs, "first_seq": first_seq, "last_seq": last_seq, "first_ts": first_ts,
             "last_ts": last_ts, "max_seq": max_seq, "tombstones": tombstones,
-            "subjects": [subject for subject, _sid in subjects.items()], "walked_bytes": pos}
+            "subjects": [subject for subject, _sid in subjects.items()], "walked_bytes": pos,
+            "holes": holes}

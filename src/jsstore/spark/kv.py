@@ -40,8 +40,9 @@ class KvWork:
 
 
 def plan_kv(directory: str, stream_name: str, scan: ScanFilter, history: bool,
-            target_bytes: int) -> list[KvWork]:
+            target_bytes: int, fail_on_data_loss: bool = True) -> list[KvWork]:
     stream = load_stream_blocks(directory, stream_name)
+    stream.check_losses(scan, fail_on_data_loss)
     if history:
         slices = plan_slices(stream, scan)
         work, current, size = [], [], 0
@@ -115,9 +116,10 @@ def _kv_batch(table: pa.Table, prefix_len: int, columns, keep_markers: bool) -> 
     return out.combine_chunks().to_batches()[0] if out.num_rows else None
 
 
-def _read_table(piece: BlockSlice, scan: ScanFilter, predicate, batch_rows: int) -> pa.Table:
+def _read_table(piece: BlockSlice, scan: ScanFilter, predicate, options) -> pa.Table:
     schema = arrow_schema(READ_COLUMNS)
-    batches = list(slice_batches(piece, scan, READ_COLUMNS, batch_rows, predicate, schema))
+    batches = list(slice_batches(piece, scan, READ_COLUMNS, options.batch_rows, predicate, schema,
+                                 options.fail_on_data_loss))
     return pa.Table.from_batches(batches, schema=schema)
 
 
@@ -125,7 +127,7 @@ def kv_batches(work: KvWork, scan: ScanFilter, columns, options):
     prefix_len = len(KV_SUBJECT_PREFIX + options.kv + ".")
     if work.targets is None:
         for piece in work.slices:
-            table = _read_table(piece, scan, scan.predicate(), options.batch_rows)
+            table = _read_table(piece, scan, scan.predicate(), options)
             if table.num_rows:
                 batch = _kv_batch(table, prefix_len, columns, True)
                 if batch is not None:
@@ -137,8 +139,7 @@ def kv_batches(work: KvWork, scan: ScanFilter, columns, options):
         missing = set(subjects)
         while missing and pos >= 0:
             predicate = SubjectPredicate(exact=sorted(missing))
-            table = _latest_rows(_read_table(work.slices[pos], everything, predicate,
-                                             options.batch_rows))
+            table = _latest_rows(_read_table(work.slices[pos], everything, predicate, options))
             if table.num_rows:
                 found.append(table)
                 missing -= set(table["subject"].to_pylist())

@@ -15,6 +15,23 @@ minutes, jsstore on a clean stop).
 
 The snapshot is everything up to the last sequence seen here: a partition never reads past
 it, so a store being appended to while Spark reads gives one consistent cut.
+
+Damage (loud or right: a read returns everything the store holds, or fails naming what it
+cannot read).  Every record's hash is checked as it is read (the block key is SHA-256 of
+"<stream>-<index>", as nats-server's); bytes that are not a record, or a record whose hash
+is wrong, are a damaged stretch, and the walk goes on at the next intact record.  What is
+missing is what the store should hold there and no read can give:
+  - from a current index.db, every sequence of a block's [first, last] that index.db does
+    not list as deleted (`BlockSlice.complete`);
+  - otherwise the sequences between the last intact record before a damaged stretch and the
+    first one after it, or, when nothing intact follows, up to the block's known last
+    sequence: a stale index.db's range for the block, else the next block's first sequence
+    less one.  A damaged end of the last block with nothing known after it is a write cut
+    short (nats-server and jsstore drop it when they recover the store): the end of the
+    stream.  A block file a stale index.db lists and that is gone loses its range.
+Sequences that are deleted (index.db's deletes, tombstones) are never missing.  By default
+a read with missing sequences fails (`DataLoss`, naming the file, the offset and the
+sequences); with option fail_on_data_loss=false it gives what can be read.
 """
 
 from __future__ import annotations
@@ -26,7 +43,8 @@ from dataclasses import dataclass, field
 
 from jsstore._core.arrowblock import MAX_SEQ, summarize_block
 from jsstore._core.compress import block_alg, decompress_block
-from jsstore.errors import CorruptFile
+from jsstore._core.hashing import block_hash_key
+from jsstore.errors import BadMsg, CorruptFile
 from jsstore.spark.scan import ScanFilter
 from jsstore.store.indexdb import decode_index
 
@@ -39,6 +57,43 @@ TS_MAX = (1 << 63) - 1
 
 class StreamNotFound(FileNotFoundError):
     """No stream directory (no meta.inf) where the options point."""
+
+
+class DataLoss(IOError):
+    """Messages the store holds cannot be read: a damaged or missing block file."""
+
+
+RETRY_HINT = "option fail_on_data_loss=false reads what is readable"
+
+
+def seq_ranges_text(seqs) -> str:
+    """Sorted sequences as "1-5, 9" (at most 20 runs shown)."""
+    runs: list[list[int]] = []
+    for seq in sorted(seqs):
+        if runs and runs[-1][1] + 1 == seq:
+            runs[-1][1] = seq
+        else:
+            runs.append([seq, seq])
+    shown = [f"{a}-{b}" if a != b else str(a) for a, b in runs[:20]]
+    if len(runs) > 20:
+        shown.append(f"... ({len(runs) - 20} more ranges)")
+    return ", ".join(shown)
+
+
+@dataclass
+class Loss:
+    """Sequences a read cannot give, and why."""
+    path: str
+    problem: str
+    seqs: list[int]
+
+    def text(self) -> str:
+        return (f"data loss: {self.path}: {self.problem}: {len(self.seqs)} message(s) "
+                f"missing, sequences {seq_ranges_text(self.seqs)} ({RETRY_HINT})")
+
+
+def missing_between(low: int, high: int, deleted) -> list[int]:
+    return [seq for seq in range(low, high + 1) if seq not in deleted]
 
 
 @dataclass
@@ -54,6 +109,7 @@ class BlockInfo:
     deleted: set[int] = field(default_factory=set)
     subjects: frozenset[str] | None = None   # distinct subjects; None when not known
     tombstones: list[int] = field(default_factory=list)
+    holes: list = field(default_factory=list)  # damaged stretches the walk found (summary)
 
 
 @dataclass
@@ -66,17 +122,32 @@ class StreamBlocks:
     source: str                    # "index" or "scan"
     # subject -> (total, first block index, last block index), from a current index.db
     subject_blocks: dict[str, tuple[int, int, int]] | None = None
+    losses: list[Loss] = field(default_factory=list)   # found while planning (missing files)
+    name: str = ""
+
+    def check_losses(self, scan: ScanFilter, fail: bool) -> None:
+        """Fail with the first loss found while planning that the scan's range touches."""
+        if not fail:
+            return
+        for loss in self.losses:
+            touched = [seq for seq in loss.seqs if scan.seq_low <= seq <= scan.seq_high]
+            if touched:
+                raise DataLoss(Loss(loss.path, loss.problem, touched).text())
 
 
 @dataclass
 class BlockSlice:
-    """Part of one block to read: [seq_low, seq_high] minus `deleted` (packed u64)."""
+    """Part of one block to read: [seq_low, seq_high] minus `deleted` (packed u64).
+    `complete`: every one of those sequences must be there (a current index.db says so);
+    `hash_key`: the block's record key, every record's hash is checked."""
     path: str
     index: int
     size: int
     seq_low: int
     seq_high: int
     deleted: bytes = b""
+    complete: bool = False
+    hash_key: bytes = b""
 
 
 @dataclass
@@ -154,8 +225,11 @@ def load_stream_blocks(directory: str, stream_name: str) -> StreamBlocks:
     files = block_files(msgs_dir)
     state = _read_index(stream_name, msgs_dir)
     if _index_is_current(state, files):
-        return _from_index(directory, state, files)
-    return _from_scan(directory, state, files)
+        stream = _from_index(directory, state, files)
+    else:
+        stream = _from_scan(directory, stream_name, state, files)
+    stream.name = stream_name
+    return stream
 
 
 def _from_index(directory: str, state, files) -> StreamBlocks:
@@ -179,15 +253,23 @@ _summaries: dict[str, tuple[int, int, dict]] = {}
 SUMMARY_CACHE_LIMIT = 100_000
 
 
-def block_summary(path: str, reuse: bool = True) -> dict:
-    """summarize_block of a block file, reused while its size and mtime stay the same.
-    Never reuse for the last block: a store appends to it through a file mapping that
-    changes neither its size (reserved up front) nor, right away, its mtime."""
+def block_summary(path: str, reuse: bool = True, hash_key: bytes | None = None) -> dict:
+    """summarize_block of a block file (hashes checked with `hash_key`), reused while its
+    size and mtime stay the same.  Never reuse for the last block: a store appends to it
+    through a file mapping that changes neither its size (reserved up front) nor, right
+    away, its mtime.  A compressed block that does not decompress is one damaged stretch."""
     info = os.stat(path)
     cached = _summaries.get(path)
     if reuse and cached is not None and cached[0] == info.st_size and cached[1] == info.st_mtime_ns:
         return cached[2]
-    summary = summarize_block(read_plain_block(path))
+    try:
+        plain = read_plain_block(path)
+    except BadMsg as exc:
+        summary = summarize_block(b"")
+        summary["holes"] = [[0, 1, 0]]
+        summary["unreadable"] = str(exc)
+    else:
+        summary = summarize_block(plain, hash_key)
     if len(_summaries) >= SUMMARY_CACHE_LIMIT:
         _summaries.clear()
     _summaries[path] = (info.st_size, info.st_mtime_ns, summary)
@@ -209,35 +291,75 @@ def latest_sequence(directory: str) -> int:
     return 0
 
 
-def _from_scan(directory: str, state, files) -> StreamBlocks:
+def _from_scan(directory: str, stream_name: str, state, files) -> StreamBlocks:
     blocks = []
     last_seq = 0
     tombstones: list[int] = []
+    present = set()
+    saved = {b["index"]: b for b in state["blocks"]} if state is not None else {}
     for position, (index, path, size) in enumerate(files):
         try:
-            summary = block_summary(path, reuse=position < len(files) - 1)
+            summary = block_summary(path, reuse=position < len(files) - 1,
+                                    hash_key=block_hash_key(stream_name, index))
         except FileNotFoundError:
             continue               # removed since it was listed (limits, compaction)
+        present.add(index)
         last_seq = max(last_seq, summary["max_seq"], summary["last_seq"])
         tombstones.extend(summary["tombstones"])
-        if summary["msgs"] == 0:
+        if summary["msgs"] == 0 and not summary["holes"] and index not in saved:
             continue
-        blocks.append(BlockInfo(index, path, size, summary["first_seq"], summary["last_seq"],
-                                summary["first_ts"], summary["last_ts"], summary["msgs"],
-                                subjects=frozenset(summary["subjects"])))
+        blocks.append(BlockInfo(index, path, size, summary["first_seq"] or last_seq + 1,
+                                summary["last_seq"] or last_seq, summary["first_ts"],
+                                summary["last_ts"], summary["msgs"],
+                                subjects=(frozenset(summary["subjects"])
+                                          if summary["msgs"] and not summary["holes"] else None),
+                                holes=summary["holes"]))
     first_seq = 0
+    losses: list[Loss] = []
     if state is not None:
-        # a stale index.db: its deletes still hold, and nothing below its first sequence lives
+        # a stale index.db: its deletes still hold, nothing below its first sequence lives,
+        # and each block it lists held at least its range
         first_seq = state["first_seq"]
         last_seq = max(last_seq, state["last_seq"])
-        saved = {b["index"]: b for b in state["blocks"]}
         for block in blocks:
             old = saved.get(block.index)
             if old is not None and old["deleted"] is not None:
                 block.deleted.update(old["deleted"].to_list())
+    _known_ranges(blocks, saved, first_seq)
     _assign_tombstones(blocks, tombstones)
-    blocks = [b for b in blocks if b.last_seq >= first_seq]
-    return StreamBlocks(directory, blocks, last_seq, first_seq, "scan", None)
+    removed = set(tombstones)
+    for index, old in sorted(saved.items()):
+        if index in present or old["last_seq"] < max(old["first_seq"], first_seq):
+            continue
+        deleted = set(old["deleted"].to_list()) if old["deleted"] is not None else set()
+        seqs = [seq for seq in range(max(old["first_seq"], first_seq), old["last_seq"] + 1)
+                if seq not in deleted and seq not in removed]
+        if seqs:
+            losses.append(Loss(os.path.join(directory, MSGS_DIR, f"{index}{BLOCK_SUFFIX}"),
+                               "block file listed in index.db is missing", seqs))
+    blocks = [b for b in blocks if b.last_seq >= first_seq and b.last_seq >= b.first_seq]
+    return StreamBlocks(directory, blocks, last_seq, first_seq, "scan", None, losses)
+
+
+def _known_ranges(blocks: list[BlockInfo], saved: dict, first_seq: int) -> None:
+    """Stretch each block's range to what it is known to have held, so that its reader finds
+    the sequences it cannot give: a stale index.db's range; before a damaged start, from the
+    previous block's last sequence on; after a damaged end (nothing intact after it), up to
+    the next block's first sequence less one."""
+    for position, block in enumerate(blocks):
+        old = saved.get(block.index)
+        if old is not None and old["last_seq"] >= old["first_seq"]:
+            block.first_seq = min(block.first_seq, old["first_seq"])
+            block.last_seq = max(block.last_seq, old["last_seq"])
+        if not block.holes:
+            continue
+        if block.holes[0][1] <= 1:             # damaged before any intact message record
+            before = blocks[position - 1].last_seq + 1 if position else max(first_seq, 1)
+            block.first_seq = min(block.first_seq, before)
+        if block.holes[-1][2] == 0:            # nothing intact after the last damage
+            following = next((b for b in blocks[position + 1:] if b.msgs), None)
+            if following is not None:
+                block.last_seq = max(block.last_seq, following.first_seq - 1)
 
 
 def _assign_tombstones(blocks: list[BlockInfo], tombstones: list[int]) -> None:
@@ -299,7 +421,8 @@ def plan_slices(stream: StreamBlocks, scan: ScanFilter) -> list[BlockSlice]:
         if len(deleted) == high - low + 1:
             continue
         out.append(BlockSlice(block.path, block.index, block.size, low, high,
-                              array("Q", deleted).tobytes()))
+                              array("Q", deleted).tobytes(), stream.source == "index",
+                              block_hash_key(stream.name, block.index)))
     return out
 
 
@@ -327,12 +450,14 @@ def group_slices(slices: list[BlockSlice], target_bytes: int) -> list[PlannedPar
     return partitions
 
 
-def plan(directory: str, stream_name: str, scan: ScanFilter,
-         target_bytes: int) -> tuple[StreamBlocks, list[PlannedPartition]]:
+def plan(directory: str, stream_name: str, scan: ScanFilter, target_bytes: int,
+         fail_on_data_loss: bool = True) -> tuple[StreamBlocks, list[PlannedPartition]]:
     stream = load_stream_blocks(directory, stream_name)
+    stream.check_losses(scan, fail_on_data_loss)
     return stream, group_slices(plan_slices(stream, scan), target_bytes)
 
 
-__all__ = ["BlockInfo", "BlockSlice", "PlannedPartition", "StreamBlocks", "StreamNotFound",
+__all__ = ["BlockInfo", "BlockSlice", "DataLoss", "Loss", "PlannedPartition", "StreamBlocks",
+           "StreamNotFound",
            "load_stream_blocks", "plan", "plan_slices", "group_slices", "read_plain_block",
            "MAX_SEQ"]

@@ -75,9 +75,10 @@ class DirectoryReader(DataSourceReader):
         if opts.kv:
             return [KvPartition(work) for work in
                     kv_table.plan_kv(opts.stream_directory(), opts.stream_name, self.scan,
-                                     opts.kv_history, opts.partition_bytes)]
+                                     opts.kv_history, opts.partition_bytes,
+                                     opts.fail_on_data_loss)]
         _stream, planned = plan(opts.stream_directory(), opts.stream_name, self.scan,
-                                opts.partition_bytes)
+                                opts.partition_bytes, opts.fail_on_data_loss)
         return [BlockPartition(p.slices) for p in planned]
 
     def read(self, partition):
@@ -85,7 +86,7 @@ class DirectoryReader(DataSourceReader):
             return kv_table.kv_batches(partition.work, self.scan, self.columns, self.options)
         if isinstance(partition, BlockPartition):
             return partition_batches(partition.slices, self.scan, self.columns,
-                                     self.options.batch_rows)
+                                     self.options.batch_rows, self.options.fail_on_data_loss)
         return iter(())            # Spark's stand-in partition when everything was pruned
 
 

@@ -112,6 +112,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return natsread.plan_ranges(scan.seq_low, scan.seq_high, scan,
                                         self.options.nats_partition_messages)
         stream = load_stream_blocks(self.options.stream_directory(), self.options.stream)
+        stream.check_losses(scan, self.options.fail_on_data_loss)
         return [StreamSlices(p.slices) for p in
                 group_slices(plan_slices(stream, scan), self.options.partition_bytes)]
 
@@ -121,7 +122,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return natsread.range_batches(self.options, self.options.stream, partition.low,
                                           partition.high, scan, self.columns)
         if isinstance(partition, StreamSlices):
-            return partition_batches(partition.slices, scan, self.columns, self.options.batch_rows)
+            return partition_batches(partition.slices, scan, self.columns, self.options.batch_rows,
+                                     self.options.fail_on_data_loss)
         return iter(())
 
     def commit(self, end: dict) -> None:
