@@ -13,6 +13,7 @@ import os
 import time
 
 import pytest
+from jsstoreserver import jsstore_server
 
 import jsstore
 from jsstore.cli import main
@@ -161,6 +162,17 @@ def test_corrupt_o_dat(store, capsys):
     assert code == 1
     assert findings(report) == [(ODAT, "corrupt consumer state", [], True)]
     assert "lost: data whose sequences cannot be known" in text
+
+
+def test_a_store_in_use_is_refused(store, capsys):
+    """A store a running `jsstore serve` has open changes while it is read: verify refuses
+    it in one line naming the holder, and checks it once the server has stopped."""
+    with jsstore_server(store) as server:
+        assert main(["verify", "--store", store]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.splitlines()) == 1
+        assert err.startswith(f"jsstore: {STREAM} is in use by pid {server.pid} (")
+    assert verify(capsys, store)[0] == 0
 
 
 def test_not_a_store_is_one_line(tmp_path, capsys):

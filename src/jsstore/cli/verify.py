@@ -12,6 +12,7 @@ from jsstore.cli import output
 from jsstore.cli.errors import CliError
 from jsstore.jetstream.recovery import stream_directories
 from jsstore.store.check import check_stream
+from jsstore.store.files import lock_holder
 from jsstore.stream.config import to_store_config
 from jsstore.stream.schedules import ScheduleTable
 
@@ -29,7 +30,9 @@ def register(commands, parent) -> None:
                     "and each consumer's o.dat are checked against the blocks. A healthy "
                     "stream prints the state a reopen finds (messages, sequences); a "
                     "damaged file prints what is wrong and what is lost. Exit status 1 "
-                    "when any file is damaged, stale or wrong.")
+                    "when any file is damaged, stale or wrong. A store a jsstore process "
+                    "has open is refused; stop a nats-server serving it first (it leaves "
+                    "no sign a check could see).")
     verify.add_argument("--store", required=True, metavar="DIR")
     verify.add_argument("-j", "--json", action="store_true", help="the findings as JSON")
     verify.add_argument("--trace", action="store_true", help="show tracebacks of failures")
@@ -59,6 +62,12 @@ def verify_run(args) -> int:
                                              "lost_unknown": False}]})
                 bad = True
                 continue
+            holder = lock_holder(found.directory)
+            if holder:
+                # its files change while they are read: what looks torn may be a write
+                raise CliError(f"{os.path.relpath(found.directory, args.store)} is in use by "
+                               f"{holder}: verify a store no process has open (stop it, or "
+                               "verify a copy)")
             result = check_stream(found.name, found.directory, to_store_config(found.config),
                                   SCHEDULE_STATE)
             bad = bad or bool(result.findings)

@@ -87,3 +87,21 @@ def lock_stream_dir(directory: str) -> int:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"pid {os.getpid()} ({command[:200]})\n".encode(), 0)
     return fd
+
+
+def lock_holder(directory: str) -> str:
+    """Who holds a stream directory's lock, found without taking it or writing anything
+    ("" when no process does).  Opening and closing the lock file drops this process's own
+    lock on it (POSIX record locks are per process), so a process asks only about
+    directories it does not have open."""
+    try:
+        fd = os.open(os.path.join(directory, LOCK_FILE), os.O_RDONLY)
+    except FileNotFoundError:
+        return ""
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except (BlockingIOError, PermissionError):
+        return os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "another process"
+    finally:
+        os.close(fd)
+    return ""
