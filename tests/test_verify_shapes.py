@@ -1,10 +1,10 @@
 """jsstore verify on healthy stores of every shape, as each server writes them: one body
-(limits that removed messages, per-subject limits, purges of every kind, KV history,
-delete and purge markers, erased and not erased deletes, s2 compression, work-queue and
-interest retention after acks, many small blocks, an empty stream, a stream whose every
-message was removed) runs in process (jsstore.aio), through nats-py against `jsstore
-serve`, and against the real nats-server; each server is stopped cleanly.  On each of the
-three store directories:
+(limits that removed messages, per-subject limits, per-message TTLs that ran out, purges
+of every kind, KV history, delete and purge markers, erased and not erased deletes, s2
+compression, work-queue and interest retention after acks, many small blocks, an empty
+stream, a stream whose every message was removed) runs in process (jsstore.aio), through
+nats-py against `jsstore serve`, and against the real nats-server; each server is stopped
+cleanly.  On each of the three store directories:
 
 - verify exits 0 and reports each stream as the server last reported it (messages, bytes,
   first and last sequence);
@@ -77,6 +77,13 @@ async def write_shapes(js) -> dict:
     for n in range(3):
         await js.publish("aged", f"{n}".encode())
     await _until_empty(js, "AGED")                    # every message removed by max_age
+    await js.add_stream(name="TTL", subjects=["ttl"], allow_msg_ttl=True)
+    await js.publish("ttl", b"stays", headers={"Nats-TTL": "1h"})
+    for n in range(2):
+        await js.publish("ttl", b"goes", headers={"Nats-TTL": "1s"})
+    await js.publish("ttl", b"no ttl")
+    while (await js.stream_info("TTL")).state.messages > 2:   # per-message TTLs ran out
+        await asyncio.sleep(0.05)
 
     await js.add_stream(name="SUBJPURGE", subjects=["sp.*"])
     for n in range(4):
@@ -193,7 +200,7 @@ WAYS = ["jsstore.aio", "jsstore serve", "nats-server"]
 @pytest.mark.parametrize("way", WAYS)
 def test_verify_agrees_with_the_server_and_a_reopen(written, way, capsys):
     store, states = written[way]
-    assert len(states) == 16
+    assert len(states) == 17
     before = _tree(store)
     code, report = _verify(capsys, store)
     assert _tree(store) == before                              # read-only
