@@ -45,7 +45,7 @@ def test_write_then_read_back(spark, tmp_path):
     assert [(r["seq"], r["subject"], bytes(r["data"])) for r in last] == [(1501, "in.9", b"text")]
     with jsstore.open(directory) as js:
         assert js.stream_info("OUT").state.messages == 1501
-    assert os.listdir(os.path.join(directory, STAGING_DIR, "OUT")) == []
+    assert os.listdir(os.path.join(directory, STAGING_DIR, "$G", "OUT")) == []
 
 
 def test_write_applies_the_stream_limits(spark, tmp_path):
@@ -76,7 +76,7 @@ def test_a_failed_job_is_aborted_and_leaves_the_stream_untouched(spark, tmp_path
     with pytest.raises(Exception, match="boom"):
         write(df, directory)
     assert [r["data"] for r in read(spark, directory).collect()] == [bytearray(b"before")]
-    assert os.listdir(os.path.join(directory, STAGING_DIR, "OUT")) == []
+    assert os.listdir(os.path.join(directory, STAGING_DIR, "$G", "OUT")) == []
 
 
 def test_a_store_owned_by_a_running_process_is_refused(spark, tmp_path):

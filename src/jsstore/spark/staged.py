@@ -3,7 +3,7 @@ not at all, across a kill at any step.
 
 Layout, under the store directory:
 
-    .jsstore-staging/<stream>/<write id>/             one write: a batch job or a micro-batch
+    .jsstore-staging/<account>/<stream>/<write id>/   one write: a batch job or a micro-batch
         <attempt>/part-<partition>-<n>.arrow.tmp      a task writing its rows
         <attempt>/part-<partition>-<n>.arrow          a task's rows, fsynced and renamed
         commit.json                                   the commit record, replaced atomically
@@ -99,7 +99,7 @@ def check_write_id(name: str, value: str) -> str:
 
 
 def stream_staging(options: SourceOptions) -> str:
-    return os.path.join(options.path, STAGING_DIR, options.stream)
+    return os.path.join(options.path, STAGING_DIR, options.account, options.stream)
 
 
 def write_directory(options: SourceOptions, write_id: str) -> str:
