@@ -38,3 +38,14 @@ def test_export_with_subject_filter_and_since(spark, tmp_path, reader):
     rows = spark.read.parquet(out).collect()
     assert sorted(r["seq"] for r in rows) == [s for s in range(301, 601) if (s - 1) % 2 == 0]
     assert {r["subject"].split(".")[1] for r in rows} == {"eu"}
+
+
+def test_a_bad_since_fails_before_spark_starts(tmp_path):
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "jsstore", "export", "--store", str(tmp_path),
+                           "--stream", "ORDERS", "--to", str(tmp_path / "out.parquet"),
+                           "--since", "yesterday", "--reader", "python"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode != 0
+    assert "option '--since': 'yesterday' is not an ISO 8601 time" in done.stderr
+    assert "log level" not in done.stderr          # Spark never started

@@ -128,6 +128,8 @@ def export(spark, args, jvm: bool = False) -> int:
 
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.since:
+        parse_time_ns("--since", args.since)     # a bad time fails before Spark starts
     jar = reader_jar(args)
     spark = session(args.master, jar)
     try:
