@@ -1,9 +1,10 @@
-"""jsstore verify on crafted damage: a truncated block, a flipped byte, a stale index.db, a
-corrupt o.dat, a corrupt thw.db and a corrupt or stale sched.db are each reported exactly
+"""jsstore verify on crafted damage: a truncated block, a flipped byte, a corrupt index.db,
+a corrupt o.dat, a corrupt thw.db and a corrupt or stale sched.db are each reported exactly
 (file, problem, what is lost) with exit status 1; an intact store passes with 0, also after
 the removals the issue reported as damage (KV puts on one key, max_msgs, subject and KV
-purges), printing the state a reopen finds; nothing is written.  (Every store shape against
-both servers: test_verify_shapes.py; crafted faults against nats-server:
+purges) and with an index.db older than the blocks (a note), printing the state a reopen
+finds; a store a jsstore process has open is refused; nothing is written.  (Every store
+shape against both servers: test_verify_shapes.py; crafted faults against nats-server:
 test_verify_faults.py.)"""
 
 from __future__ import annotations
@@ -132,19 +133,22 @@ def test_flipped_byte(store, capsys):
     assert f"bad record at offset {4 * record}" in text and "lost: messages 5..10" in text
 
 
-def test_stale_index_db(store, capsys):
+def test_an_index_db_older_than_the_blocks_is_a_note(store, capsys):
+    """index.db written before the last two messages, as a crash of nats-server leaves it:
+    a reopen rebuilds from the blocks and loses nothing, so it is a note, not damage."""
     path = os.path.join(store, INDEX)
     old = open(path, "rb").read()
     ok(capsys, "pub", "orders.new", "eleven", "--store", store)
     ok(capsys, "pub", "orders.new", "twelve", "--store", store)
     open(path, "wb").write(old)
     code, report, text = verify(capsys, store)
-    assert code == 1
-    assert findings(report) == [(INDEX, "stale", [], False)]
-    problem = report["streams"][0]["findings"][0]["problem"]
-    assert "last sequence 10, the blocks end at 12" in problem
-    assert "counts 10 messages, the blocks hold 12" in problem
-    assert "lost: nothing" in text
+    assert code == 0 and findings(report) == []
+    (stream,) = report["streams"]
+    assert (stream["messages"], stream["last_seq"]) == (12, 12)
+    assert stream["notes"] == [{"path": INDEX, "note": (
+        "older than the blocks (its last record hash does not match the last block's): "
+        "rebuilt from them on the next open, nothing lost")}]
+    assert f"  note: {INDEX}: older than the blocks" in text and text.endswith("ok\n")
 
 
 def test_corrupt_index_db(store, capsys):

@@ -9,7 +9,10 @@ cleanly.  On each of the three store directories:
 - verify exits 0 and reports each stream as the server last reported it (messages, bytes,
   first and last sequence);
 - verify changes no file;
-- a reopen of the directory by jsstore finds the same state verify reported."""
+- a reopen of the directory by jsstore finds the same state verify reported.
+
+The same body with each server killed instead of stopped: verify finds healthy stores in
+the state nats-server and jsstore find when they start on a copy."""
 
 from __future__ import annotations
 
@@ -22,9 +25,9 @@ import shutil
 import nats
 import pytest
 from bothservers import run
-from jsstoreserver import jsstore_server
+from jsstoreserver import jsstore_server, start_jsstore_server
 from nats.js import api
-from natsserver import nats_server, require_nats_server
+from natsserver import nats_server, require_nats_server, start_nats_server
 
 import jsstore
 from jsstore.cli import main
@@ -255,3 +258,60 @@ def test_verify_agrees_without_index_db(written, way, capsys, tmp_path):
     seen = {s["stream"]: {k: s[k] for k in ("messages", "bytes", "first_seq", "last_seq")}
             for s in report["streams"]}
     assert seen == states
+
+
+@pytest.fixture(scope="module")
+def crashed(tmp_path_factory) -> dict:
+    """The shapes written by each server, which is then killed (SIGKILL: no state file
+    written on the way out): way -> store directory."""
+    require_nats_server()
+    root = tmp_path_factory.mktemp("crashed")
+    out = {}
+    for way, start in (("jsstore serve", start_jsstore_server),
+                       ("nats-server", start_nats_server)):
+        server = start(root / way)
+        try:
+            run(_over_nats(server.url), 120)
+        finally:
+            server.kill()
+            os.unlink(server.log_path)
+        out[way] = root / way
+    return out
+
+
+async def _states_over_nats(url) -> dict:
+    nc = await nats.connect(url)
+    try:
+        return {info.config.name: {"messages": info.state.messages, "bytes": info.state.bytes,
+                                   "first_seq": info.state.first_seq,
+                                   "last_seq": info.state.last_seq}
+                for info in await nc.jetstream().streams_info()}
+    finally:
+        await nc.close()
+
+
+@pytest.mark.parametrize("way", ["jsstore serve", "nats-server"])
+def test_verify_agrees_after_a_crash(crashed, way, capsys, tmp_path):
+    """After a kill, verify finds what nats-server and jsstore find when they start on a
+    copy of the store (an index.db older than the blocks is a note, not damage)."""
+    store = crashed[way]
+    code, report = _verify(capsys, store)
+    bad = {s["stream"]: s["findings"] for s in report["streams"] if s["findings"]}
+    assert bad == {}
+    assert code == 0
+    seen = {s["stream"]: {k: s[k] for k in ("messages", "bytes", "first_seq", "last_seq")}
+            for s in report["streams"]}
+    assert len(seen) == 17
+    served = tmp_path / "served"
+    shutil.copytree(store, served)
+    with nats_server(served) as server:
+        assert run(_states_over_nats(server.url)) == seen
+    reopened = tmp_path / "reopened"
+    shutil.copytree(store, reopened)
+    js = jsstore.open(os.fspath(reopened))
+    try:
+        assert {name: {"messages": st.messages, "bytes": st.bytes, "first_seq": st.first_seq,
+                       "last_seq": st.last_seq}
+                for name in seen for st in [js.stream_info(name).state]} == seen
+    finally:
+        js.close()

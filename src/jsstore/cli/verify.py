@@ -56,6 +56,7 @@ def verify_run(args) -> int:
         for found in stream_directories(args.store, account):
             if found.reason:
                 report.append({"account": account, "stream": found.name, "messages": 0,
+                               "notes": [],
                                "findings": [{"path": os.path.relpath(found.directory, args.store),
                                              "problem": found.reason,
                                              "lost_bytes": 0, "lost_seqs": [],
@@ -74,6 +75,8 @@ def verify_run(args) -> int:
             report.append({"account": account, "stream": found.name,
                            "messages": result.messages, "bytes": result.bytes,
                            "first_seq": result.first_seq, "last_seq": result.last_seq,
+                           "notes": [{"path": os.path.relpath(path, args.store), "note": note}
+                                     for path, note in result.notes],
                            "findings": [{"path": os.path.relpath(f.path, args.store),
                                          "problem": f.problem, "lost_bytes": f.lost_bytes,
                                          "lost_seqs": [list(r) for r in f.lost_seqs],
@@ -89,6 +92,8 @@ def verify_run(args) -> int:
                     if stream["messages"]
                     else f"last sequence {stream['last_seq']}")
             print(f"OK       {where}: {output.count(stream['messages'])} messages ({span})")
+            for note in stream["notes"]:
+                print(f"  note: {note['path']}: {note['note']}")
             continue
         print(output.bold(f"DAMAGED  {where}"))
         for f in stream["findings"]:

@@ -8,7 +8,9 @@ Findings:
 - every damaged or missing block, with what is lost (jsstore.store.damage: the bytes cut
   off and, where they can be known, the message sequences), as the recovery records it;
 - index.db: corrupt (it does not decode or verify), stale (a reopen does not use it: the
-  reason), or wrong (a reopen would use it, and its state is not the blocks' state);
+  reason), or wrong (a reopen would use it, and its state is not the blocks' state).  One
+  only older than the blocks (they hold records written after it, as a crash of
+  nats-server leaves it) is a note, not a finding: a reopen rebuilds and loses nothing;
 - the expiry state ``msgs/thw.db`` (and other state files of the same shape a caller
   names, such as the schedules' ``msgs/sched.db``): corrupt, or covering messages past the
   blocks;
@@ -83,6 +85,8 @@ class StreamCheck:
     first_seq: int = 0
     last_seq: int = 0
     findings: list[Damage] = field(default_factory=list)
+    # (path, note): what is normal but worth saying
+    notes: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _state(store) -> dict:
@@ -111,7 +115,14 @@ def check_stream(name: str, directory: str, config: StoreConfig,
         result.findings.extend(scan.damage)
         blocks_damaged = bool(scan.damage)
         decoded = _read_index(name, index_path, result)
-        if decoded is not None and reopen.index_refusal and not blocks_damaged:
+        if (decoded is not None and reopen.index_outdated and not blocks_damaged
+                and not scan.kept_last_seq):
+            # older than the blocks, as a crash of nats-server leaves it: a reopen rebuilds
+            # from the blocks and loses nothing
+            result.notes.append((index_path, f"older than the blocks ({reopen.index_refusal}): "
+                                             "rebuilt from them on the next open, nothing "
+                                             "lost"))
+        elif decoded is not None and reopen.index_refusal and not blocks_damaged:
             saved = {"messages": decoded["msgs"], "bytes": decoded["bytes"],
                      "first_seq": decoded["first_seq"], "last_seq": decoded["last_seq"]}
             refusal = reopen.index_refusal

@@ -110,10 +110,13 @@ class FileStore(StoreBase):
         self._in_group = False
         self._sealed_targets: list[SyncTarget] = []
         self._dir_dirty = False
-        # what recovery found wrong in the files (jsstore.store.damage), and why index.db
-        # was not used ("" when it was)
+        # what recovery found wrong in the files (jsstore.store.damage); why index.db was
+        # not used ("" when it was) and whether it was only older than the blocks; the last
+        # sequence an index.db remembered past the blocks' end, kept (0: none)
         self.damage: list[Damage] = []
         self.index_refusal = ""
+        self.index_outdated = False
+        self.kept_last_seq = 0
         self._lock_fd = self._take_directory()
         try:
             if not os.path.exists(os.path.join(self.directory, META_FILE)):
@@ -292,8 +295,9 @@ class FileStore(StoreBase):
     def _recover(self) -> None:
         indexes = self._block_indexes()
         index_path = os.path.join(self.msgs_dir, INDEX_FILE)
-        self.index_refusal = (statefile.load_index(self, index_path, indexes) if self.use_index
-                              else "not used")
+        self.index_refusal, self.index_outdated = (
+            statefile.load_index(self, index_path, indexes) if self.use_index
+            else ("not used", False))
         prior_last_seq = 0
         if not self.index_refusal:
             # trusted only until the next change: a crash from here on rebuilds from the blocks
@@ -302,7 +306,7 @@ class FileStore(StoreBase):
             saved = self._saved_state(index_path)
             self._rebuild(indexes, {} if saved is None else {
                 blk["index"]: (blk["first_seq"], blk["last_seq"]) for blk in saved["blocks"]
-                if blk["last_seq"] >= blk["first_seq"] > 0})
+                if blk["last_seq"] >= blk["first_seq"] > 0}, not self.index_outdated)
             prior_last_seq = saved["last_seq"] if saved is not None else 0
         # as nats-server, on either path: the limits (a state written before a limit was
         # lowered, messages aged past max_age since)
@@ -323,6 +327,7 @@ class FileStore(StoreBase):
             # blocks hold (their tail lost) keeps it, so no sequence is given out twice; a
             # skip record makes it durable
             self.skip_msgs(self.last_seq + 1, prior_last_seq - self.last_seq)
+            self.kept_last_seq = prior_last_seq
 
     def _recover_ttls(self) -> None:
         """Load thw.db; messages stored after it was written (or every message, when there is
@@ -363,15 +368,18 @@ class FileStore(StoreBase):
         except (OSError, CorruptFile):
             return None
 
-    def _rebuild(self, indexes: list[int], saved_ranges: dict | None = None) -> None:
+    def _rebuild(self, indexes: list[int], saved_ranges: dict | None = None,
+                 missing_lost: bool = True) -> None:
         """Recover the state from the block files alone.
 
         Each block is walked record by record with every hash verified; the file is
         truncated at its first bad record and what is cut off is recorded in `damage`
         (and summed in `lost_bytes` and `lost_msgs`): the bytes, and the sequences that can
         be known (up to the next block's first message, the last the old index.db knew the
-        block to hold, or the last intact record after the bad one), and the messages of
-        blocks index.db listed that are gone -- less those a tombstone shows were removed.
+        block to hold, or the last intact record after the bad one), and, with
+        `missing_lost`, the messages of blocks index.db listed that are gone -- less those a
+        tombstone shows were removed.  (An index.db older than the blocks lists blocks
+        removed since: as nats-server, their messages are not counted lost.)
         """
         saved_ranges = saved_ranges or {}
         self.psim = SubjectIndex()
@@ -437,7 +445,7 @@ class FileStore(StoreBase):
                 self._record_damage(damage, (), removed)
         present = set(indexes)
         for index, (first, last) in sorted(saved_ranges.items()):
-            if index not in present:
+            if missing_lost and index not in present:
                 # a block index.db knew of, gone: its messages are lost unless tombstones
                 # show they were removed
                 self._record_damage(Damage(self._block_path(index),

@@ -138,35 +138,35 @@ def decode_index(name: str, buf: bytes) -> dict:
     return st
 
 
-def load_index(store, path: str, indexes: list[int]) -> str:
-    """Set the store's state from index.db when it matches the block files: returns "",
-    or why the state was not used (the store then rebuilds from the blocks)."""
+def load_index(store, path: str, indexes: list[int]) -> tuple[str, bool]:
+    """Set the store's state from index.db when it matches the block files.  Returns ("",
+    False), or why the state was not used (the store then rebuilds from the blocks) and
+    whether it is only outdated: the blocks hold records written after it (as after a
+    crash; nats-server's errPriorState), so blocks it lists that are gone were removed
+    since, not lost."""
     try:
         with open(path, "rb") as f:
             buf = f.read()
     except FileNotFoundError:
-        return "no index.db"
+        return "no index.db", False
     except OSError as exc:
-        return f"unreadable: {exc.strerror}"
+        return f"unreadable: {exc.strerror}", False
     try:
         st = decode_index(store.name, buf)
     except CorruptFile as exc:
-        return f"corrupt: {exc}"
+        return f"corrupt: {exc}", False
     blocks_meta = st["blocks"]
-    # As nats-server: the last block must be the one the state was written with, and no
-    # block file may come after it. Every listed block must exist; a block file the state
-    # does not list (one kept only for its tombstones) is left alone.
+    # In nats-server's order: the last block it lists must be there and end with the record
+    # it names, no block file may come after it, every block it lists must be there (a
+    # block file it does not list, kept only for its tombstones, is left alone), and the
+    # totals must add up.
     on_disk = set(indexes)
-    if not indexes:
-        return "it lists blocks, there are no block files"
-    if not blocks_meta or blocks_meta[-1]["index"] != st["last_index"]:
-        return f"its last block {st['last_index']} is not the last it lists"
-    if st["last_index"] != indexes[-1]:
-        return f"its last block is {st['last_index']}, on disk {indexes[-1]}"
-    missing = [b["index"] for b in blocks_meta if b["index"] not in on_disk]
-    if missing:
-        return f"block {missing[0]} it lists is missing"
-    lmb_path = store._block_path(indexes[-1])
+    last_index = st["last_index"]
+    if not blocks_meta or blocks_meta[-1]["index"] != last_index:
+        return f"its last block {last_index} is not the last it lists", False
+    if last_index not in on_disk:
+        return f"its last block {last_index} is missing", False
+    lmb_path = store._block_path(last_index)
     try:
         size = os.path.getsize(lmb_path)
         with open(lmb_path, "rb") as f:
@@ -176,12 +176,17 @@ def load_index(store, path: str, indexes: list[int]) -> str:
             else:
                 tail = b"\0" * 8
     except OSError as exc:
-        return f"last block unreadable: {exc.strerror}"
+        return f"last block unreadable: {exc.strerror}", False
     if tail != st["lchk"]:
-        return "its last record hash does not match the last block's"
+        return "its last record hash does not match the last block's", True
+    if indexes[-1] != last_index:
+        return f"its last block is {last_index}, on disk {indexes[-1]}", True
+    missing = [b["index"] for b in blocks_meta if b["index"] not in on_disk]
+    if missing:
+        return f"block {missing[0]} it lists is missing", False
     problem = _tracking_mismatch(st) or _last_block_mismatch(store, blocks_meta[-1])
     if problem:
-        return problem
+        return problem, False
     psim = SubjectIndex()
     blocks = []
     by_index = {}
@@ -196,7 +201,7 @@ def load_index(store, path: str, indexes: list[int]) -> str:
         try:
             mb.raw_bytes = os.path.getsize(mb.path)
         except OSError as exc:
-            return f"block {mb.index} unreadable: {exc.strerror}"
+            return f"block {mb.index} unreadable: {exc.strerror}", False
         blocks.append(mb)
         by_index[mb.index] = mb
     for subj, total, fblk, lblk in st["subjects"]:
@@ -211,7 +216,7 @@ def load_index(store, path: str, indexes: list[int]) -> str:
     store.msgs, store.bytes = st["msgs"], st["bytes"]
     store.first_seq, store.first_ts = st["first_seq"], st["first_ts"]
     store.last_seq, store.last_ts = st["last_seq"], st["last_ts"]
-    return ""
+    return "", False
 
 
 def _tracking_mismatch(st: dict) -> str:
