@@ -37,10 +37,12 @@ def test_the_cases_cover_every_step():
     assert {step for step, _ in CASES} == set(staged.TASK_STEPS + staged.COMMIT_STEPS)
 
 
-def run(store, kind, write_id, step="-", nth=0, fail=False) -> subprocess.CompletedProcess:
+def run(store, kind, write_id, step="-", nth=0, fail=False,
+        ids=False) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     args = [sys.executable, os.path.join(HERE, "sinkcrash.py"), store, kind, write_id,
-            str(ROWS), str(PARTITIONS), step, str(nth)] + (["fail"] if fail else [])
+            str(ROWS), str(PARTITIONS), step, str(nth)] + (["fail"] if fail else []) \
+        + (["ids"] if ids else [])
     return subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
 
 
@@ -52,13 +54,25 @@ def finished(done: subprocess.CompletedProcess) -> None:
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
-def make_store(tmp_path) -> str:
-    store = str(tmp_path / "store")
+def make_store(tmp_path, name="store", **config) -> str:
+    store = str(tmp_path / name)
     with jsstore.open(store) as js:
-        js.add_stream(name="OUT", subjects=["in.>"])
+        js.add_stream(name="OUT", subjects=["in.>"], **config)
         for i in range(BEFORE):
             js.publish("in.x", f"before-{i}".encode())
     return store
+
+
+def stored(store) -> list[tuple[int, bytes]]:
+    out = []
+    with jsstore.open(store) as js:
+        state = js.stream_info("OUT").state
+        for seq in range(state.first_seq, state.last_seq + 1):
+            try:
+                out.append((seq, js.get_msg("OUT", seq).data))
+            except JSNoMessageFoundErr:
+                continue
+    return out
 
 
 def payload_counts(store) -> dict[bytes, int]:
@@ -152,4 +166,27 @@ def test_a_failed_job_leaves_the_stream_and_the_staging_as_they_were(tmp_path):
     store = make_store(tmp_path)
     finished(run(store, "batch", "job-3", fail=True))
     assert_once(store, ())
+    assert staged_files(store) == []
+
+
+@pytest.mark.parametrize("step,nth", [("commit.recorded", 1), ("commit.appending", 2),
+                                      ("commit.appending", 7), ("commit.appended", 1)],
+                         ids=["recorded", "appending-2", "appending-7", "appended"])
+@pytest.mark.parametrize("shape", ["limits", "msg-ids"])
+def test_a_keyed_write_finished_after_a_kill_leaves_what_an_uninterrupted_one_does(
+        tmp_path, step, nth, shape):
+    """Limits that remove messages while the rows are appended (the walk counts a removed
+    message as appended), or rows whose own Nats-Msg-Id the stream drops as a duplicate
+    (no message): the finished write leaves the stream exactly as the same write run
+    without a kill, the same sequences holding the same rows."""
+    config = {"max_msgs_per_subject": 40, "max_msgs": 200} if shape == "limits" else {}
+    ids = shape == "msg-ids"
+    reference = make_store(tmp_path, "reference", **config)
+    finished(run(reference, "batch", "job-1", ids=ids))
+    if ids:                                   # one row in ten was a duplicate
+        assert len(stored(reference)) == BEFORE + ROWS - ROWS // 10
+    store = make_store(tmp_path, "store", **config)
+    killed(run(store, "batch", "job-1", step, nth, ids=ids))
+    finished(run(store, "batch", "job-1", ids=ids))
+    assert stored(store) == stored(reference)
     assert staged_files(store) == []
