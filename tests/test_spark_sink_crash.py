@@ -190,3 +190,15 @@ def test_a_keyed_write_finished_after_a_kill_leaves_what_an_uninterrupted_one_do
     finished(run(store, "batch", "job-1", ids=ids))
     assert stored(store) == stored(reference)
     assert staged_files(store) == []
+
+
+def test_a_refused_commit_killed_while_taking_its_rows_back_is_taken_back(tmp_path):
+    """The stream refuses the write part-way (discard new); killed after its record says
+    what to delete and before anything is deleted, the next run deletes it (and is itself
+    refused and taken back): the stream is as it was."""
+    store = make_store(tmp_path, max_msgs=BEFORE + 500, discard="new")
+    killed(run(store, "batch", "job-5", "commit.rolling_back", 1))
+    again = run(store, "batch", "job-5")
+    assert again.returncode != 0 and "maximum messages exceeded" in again.stderr
+    assert_once(store, ())
+    assert staged_files(store) == []

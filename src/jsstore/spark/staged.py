@@ -25,6 +25,8 @@ The steps, by the names `step` announces them (a test kills the process at each)
     commit.synced     the store synced, the record still says "appending"
     commit.done       the record says "done", the staged files are still there
     commit.cleaned    the staged files are gone (a keyed write keeps its record)
+    commit.rolling_back  a refused (or unkeyed, interrupted) commit's record says
+                      "rolling_back" with the sequences to delete, none deleted yet
     abort.started     Spark's abort began, nothing removed yet
 
 What recovery does (`recover`, run by every later write to the stream before it stages
@@ -55,7 +57,7 @@ import re
 import shutil
 import uuid
 
-import pyarrow as pa  # noqa: F401  (the staged files' format)
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
@@ -76,6 +78,7 @@ APPENDING, ROLLING_BACK, DONE, FAILED = "appending", "rolling_back", "done", "fa
 TASK_STEPS = ("task.writing", "task.written", "task.committed")
 COMMIT_STEPS = ("commit.started", "commit.recorded", "commit.appending", "commit.appended",
                 "commit.synced", "commit.done", "commit.cleaned")
+ROLLBACK_STEPS = ("commit.rolling_back",)
 ABORT_STEPS = ("abort.started",)
 
 STEP_HOOK = None     # a test's fault injection: called with each step's name
@@ -293,6 +296,7 @@ def roll_back(js, directory: str, record: dict, seqs) -> None:
     """Delete what the write appended, durably marking the intent first."""
     record = dict(record, state=ROLLING_BACK, delete=sorted(seqs))
     save_record(directory, record)
+    step("commit.rolling_back")
     delete_seqs(js, record["stream"], record["delete"])
     sync_stream(js, record["stream"])
     save_record(directory, dict(record, state=FAILED))
