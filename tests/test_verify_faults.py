@@ -3,11 +3,12 @@ nats-server (a stream of 90 messages in three blocks: 1..31, 32..62, 63..90, and
 consumer that acked 5): each fault is reported with the file, what is wrong and what is
 lost (exit 1), and the state verify reports is the state a jsstore reopen recovers, and
 the state nats-server finds when it is started on the same damaged copy -- except where
-nats-server (and a jsstore reopen) trust index.db without reading the block, noted in
-the table.
+they trust index.db without reading the damaged block, noted in the table: nats-server
+walks the first and last blocks' records at the start but checks hashes only when a
+message is read; a jsstore reopen walks the last block only (hashes checked).
 
-Faults: a flipped byte in a record, a torn tail, garbage in the middle of a block, a
-missing block in the middle; index.db with a wrong count, a lower or higher last
+Faults: a flipped byte in a record of the first and of a middle block, a torn tail,
+garbage in the middle of a block, a missing block in the middle; index.db with a wrong count, a lower or higher last
 sequence, a wrong checksum, cut in half, and one that is consistent but lies about the
 blocks; a corrupt and an inconsistent o.dat; meta.inf not matching meta.sum."""
 
@@ -186,6 +187,10 @@ FAULTS = {
     "flipped byte": (lambda s: _flip(_block(s, 1), 5 * RECORD + 500),
                      [("1.blk", "bad record at offset 5155", [[6, 31]])], (64, 90),
                      ((90, 90), []), ((64, 90), LOST_6_31), (90, 90)),
+    "flipped byte in a middle block": (
+        lambda s: _flip(_block(s, 2), 4 * RECORD + 500),
+        [("2.blk", "bad record at offset 4124", [[36, 62]])], (63, 90),
+        ((90, 90), []), ((63, 90), list(range(36, 63))), (90, 90)),
     "torn tail": (lambda s: os.truncate(_block(s, 3), os.path.getsize(_block(s, 3)) - 5),
                   [("3.blk", "truncated record at offset 27837", [[90, 90]])], (89, 90),
                   ((89, 90), [90]), None, (89, 90)),

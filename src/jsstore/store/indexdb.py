@@ -241,7 +241,8 @@ def _tracking_mismatch(st: dict) -> str:
 
 def _last_block_mismatch(store, b: dict) -> str:
     """As nats-server, which loads the write block at the start: its records (hashes
-    verified) must end where the state says it ends ("" when they do)."""
+    verified) must end where the state says it ends ("" when they do).  (No other block
+    is read: a clean open reads the write block only.)"""
     mb = MsgBlock(b["index"], block_hash_key(store.name, b["index"]), store._block_path(b["index"]),
                   False)
     try:
