@@ -1,7 +1,6 @@
 """The server's subscriptions by subject: literal subjects and inbox-style filters
-(``prefix.*``) in dicts, other wildcard filters by their first token with a cache of recent
-matches cleared on every change (nats-server's sublist does the same job with a token
-trie).
+(``prefix.*``) in dicts, other wildcard filters in a tree of tokens (``SubjectTree``, as
+nats-server's sublist), with a cache of recent matches cleared on every change.
 
 A subject published with ``*`` or ``>`` tokens is matched as nats-server's sublist matches
 it: those tokens are ordinary tokens that only a subscription's wildcards take (``a.*``
@@ -13,8 +12,9 @@ from __future__ import annotations
 import random
 import threading
 
-from jsstore._core.subjects import _subject_matches, is_literal
+from jsstore._core.subjects import is_literal
 from jsstore.wire.api import ACK_PREFIX
+from jsstore.wire.subjecttree import SubjectTree
 
 CACHE_LIMIT = 4096
 
@@ -60,55 +60,61 @@ class SubjectTable:
 
     Three indexes: literal subjects; filters that are a literal prefix and one trailing
     ``*`` (request/reply inboxes), by that prefix, so that a reply subject is matched by a
-    lookup of everything before its last token; every other wildcard filter by its first
-    token, with recent matches against those cached."""
+    lookup of everything before its last token; every other wildcard filter in a tree of
+    tokens, with recent matches against those cached."""
 
     def __init__(self):
-        self._literal: dict[str, list[Subscription]] = {}
-        self._star: dict[str, list[Subscription]] = {}
-        # other wildcard filters by their first token ("" for those starting with * or
-        # >): a subject only needs checking against the filters under its own first token
-        self._by_first: dict[str, list[Subscription]] = {}
+        # literal subjects and prefixes: {subject or prefix: {subscription: None}}
+        self._literal: dict[str, dict] = {}
+        self._star: dict[str, dict] = {}
+        self._heads: dict[str, int] = {}    # literal subjects by all but their last token
+        self._wild = SubjectTree()          # every other wildcard filter
         self._cache: dict[str, list[Subscription]] = {}
         self._lock = threading.Lock()   # JetStream's timer thread asks for interest
         self.ack_watchers = 0           # subscriptions that may match ack subjects
         self.version = 0                # changes with every insert and remove
         self._queued = 0                # subscriptions in queue groups
 
-    def _index(self, filter: str) -> tuple[dict[str, list[Subscription]], str]:
-        if is_literal(filter):
-            return self._literal, filter
-        prefix = _star_prefix(filter)
-        if prefix is not None:
-            return self._star, prefix
-        return self._by_first, _first_token(filter)
-
     def insert(self, sub: Subscription) -> None:
         with self._lock:
-            index, key = self._index(sub.subject)
-            index.setdefault(key, []).append(sub)
-            if _may_see_acks(sub.subject):
-                self.ack_watchers += 1
-            if sub.queue:
-                self._queued += 1
-            self._cache.clear()
-            self.version += 1
+            subject = sub.subject
+            if is_literal(subject):
+                self._literal.setdefault(subject, {})[sub] = None
+                head = subject.rpartition(".")[0]
+                self._heads[head] = self._heads.get(head, 0) + 1
+            elif (prefix := _star_prefix(subject)) is not None:
+                self._star.setdefault(prefix, {})[sub] = None
+            else:
+                self._wild.insert(subject, sub)
+                self._cache.clear()
+            self._counted(sub, 1)
 
     def remove(self, sub: Subscription) -> None:
         with self._lock:
-            index, key = self._index(sub.subject)
-            subs = index.get(key)
-            if not subs or sub not in subs:
-                return
-            subs.remove(sub)
-            if not subs:
-                del index[key]
-            if _may_see_acks(sub.subject):
-                self.ack_watchers -= 1
-            if sub.queue:
-                self._queued -= 1
-            self._cache.clear()
-            self.version += 1
+            subject = sub.subject
+            if is_literal(subject):
+                if not _take(self._literal, subject, sub):
+                    return
+                head = subject.rpartition(".")[0]
+                if self._heads[head] == 1:
+                    del self._heads[head]
+                else:
+                    self._heads[head] -= 1
+            elif (prefix := _star_prefix(subject)) is not None:
+                if not _take(self._star, prefix, sub):
+                    return
+            else:
+                if not self._wild.remove(subject, sub):
+                    return
+                self._cache.clear()
+            self._counted(sub, -1)
+
+    def _counted(self, sub: Subscription, change: int) -> None:
+        if _may_see_acks(sub.subject):
+            self.ack_watchers += change
+        if sub.queue:
+            self._queued += change
+        self.version += 1
 
     def _all(self, subject: str) -> list[Subscription]:
         """Every subscription matching `subject`, in a list the caller may keep (routing
@@ -116,25 +122,17 @@ class SubjectTable:
         literal = self._literal.get(subject)
         head, dot, last = subject.rpartition(".")
         star = self._star.get(head) if dot and last else None
-        by_first = self._by_first
-        if by_first:
-            found = self._cache.get(subject)
-            if found is None:
-                dot = subject.find(".")
-                under = by_first.get(subject if dot < 0 else subject[:dot])
-                anywhere = by_first.get("")
-                found = _NONE
-                if under is not None or anywhere is not None:
-                    found = [s for group in (under, anywhere) if group
-                             for s in group if _subject_matches(subject, s.subject)]
-                    if len(self._cache) >= CACHE_LIMIT:
-                        self._cache.clear()
-                    self._cache[subject] = found
-            if found:
-                return (literal or _NONE) + (star or _NONE) + found
-        if star is None:
-            return literal[:] if literal else _NONE
-        return literal + star if literal else star[:]
+        wild = _NONE
+        if self._wild:
+            wild = self._cache.get(subject)
+            if wild is None:
+                wild = self._wild.match(subject)
+                if len(self._cache) >= CACHE_LIMIT:
+                    self._cache.clear()
+                self._cache[subject] = wild
+        if star is None and not wild:
+            return list(literal) if literal else _NONE
+        return [*(literal or _NONE), *(star or _NONE), *wild]
 
     def match(self, subject: str) -> list[Subscription]:
         """The subscriptions a message on `subject` goes to: every plain one, one random
@@ -152,8 +150,8 @@ class SubjectTable:
 
     def count(self) -> int:
         with self._lock:
-            return sum(len(v) for index in (self._literal, self._star, self._by_first)
-                       for v in index.values())
+            return self._wild.size + sum(len(v) for index in (self._literal, self._star)
+                                         for v in index.values())
 
     def has_interest(self, subject: str) -> bool:
         with self._lock:
@@ -171,11 +169,19 @@ class SubjectTable:
         match such a subject; else None."""
         with self._lock:
             subs = self._star.get(head)
-            if not subs or len(subs) != 1 or subs[0].queue:
+            if not subs or len(subs) != 1:
                 return None
-            if self._by_first.get(head.split(".", 1)[0]) or self._by_first.get(""):
+            sub = next(iter(subs))
+            if sub.queue or head in self._heads or self._wild.takes_any_under(head):
                 return None
-            start = head + "."
-            if any(key.startswith(start) for key in self._literal):
-                return None
-            return subs[0]
+            return sub
+
+
+def _take(index: dict, key: str, sub: Subscription) -> bool:
+    """Take `sub` out of index[key]; False when it was not there."""
+    subs = index.get(key)
+    if subs is None or subs.pop(sub, False) is not None:
+        return False
+    if not subs:
+        del index[key]
+    return True

@@ -44,6 +44,7 @@ from jsstore.stream.config import (
     is_valid_asset_name,
 )
 from jsstore.wire import apierrors as api_errors
+from jsstore.wire.subjecttree import SubjectTree
 
 JS_API_PREFIX = "$JS.API"                              # JSApiPrefix
 # subject spaces a stream may only capture with no_ack, and the exceptions inside them
@@ -358,6 +359,7 @@ def _check_subjects(cfg: StreamConfig) -> None:
         if cfg.mirror is not None:
             raise api_errors.JSMirrorWithSubjectsErr()
         seen = set()
+        first_later = _first_later_collisions(cfg.subjects)
         for i, subject in enumerate(cfg.subjects):
             if not is_valid_subject(subject, True):
                 raise _invalid("invalid subject")
@@ -378,12 +380,34 @@ def _check_subjects(cfg: StreamConfig) -> None:
                         and not is_subset_match(subject, SYSTEM_ACCOUNT_EVENTS)):
                     raise _invalid("subjects that overlap with system api require no-ack to "
                                    "be true")
-            for later in cfg.subjects[i + 1:]:
-                if subjects_collide(later, subject):
-                    raise _invalid(f'subject "{subject}" overlaps with "{later}"')
+            later = first_later(i)
+            if later is not None:
+                raise _invalid(f'subject "{subject}" overlaps with "{later}"')
             seen.add(subject)
     if not cfg.subjects and not cfg.sources and cfg.mirror is None:
         raise _invalid("stream needs at least one configured subject or be a source/mirror")
+
+
+def _first_later_collisions(subjects: list[str]):
+    """A function of i: the first subject after subjects[i] that collides with it (None:
+    none does). The valid subjects are looked up in a tree of them, so that a stream of
+    many subjects is checked in about the time it takes to list them; an invalid one is
+    compared directly (a subject is only asked about after every one before it passed,
+    and the first invalid one ends the checks)."""
+    tree = SubjectTree()
+    invalid = []
+    for index, subject in enumerate(subjects):
+        if is_valid_subject(subject, True):
+            tree.insert(subject, index)
+        else:
+            invalid.append(index)
+
+    def first_later(i: int) -> str | None:
+        subject = subjects[i]
+        later = [j for j in tree.overlapping(subject) if j > i]
+        later += [j for j in invalid if j > i and subjects_collide(subjects[j], subject)]
+        return subjects[min(later)] if later else None
+    return first_later
 
 
 def _check_max_bytes(cfg: StreamConfig, rule: MaxBytesRule) -> None:
@@ -444,11 +468,14 @@ def check_single_server(cfg: StreamConfig) -> None:
 
 def check_overlap(cfg: StreamConfig, existing_streams: Iterable[StreamConfig]) -> None:
     """No subject of `cfg` (checked) may collide with one of another stream."""
+    theirs = SubjectTree()
     for other in existing_streams:
-        if other.name != cfg.name and any(
-                subjects_collide(mine, theirs)
-                for mine in cfg.subjects for theirs in other.subjects):
-            raise api_errors.JSStreamSubjectOverlapErr()
+        if other.name != cfg.name:
+            for subject in other.subjects:
+                theirs.insert(subject, subject)
+    if theirs and any(next(theirs.overlapping(mine), None) is not None
+                      for mine in cfg.subjects):
+        raise api_errors.JSStreamSubjectOverlapErr()
 
 
 def validate(config: StreamConfig, *, existing_streams: Iterable[StreamConfig] = (),
