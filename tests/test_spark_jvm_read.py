@@ -111,7 +111,7 @@ def test_a_user_schema_with_an_unknown_column_is_refused(spark, store):
 @pytest.mark.parametrize("option, value", [("kv", "cfg"), ("url", "nats://127.0.0.1:4222")])
 def test_what_only_the_python_source_does_is_refused_by_name(spark, store, option, value):
     directory, _ = store
-    with pytest.raises(Exception, match=f"option '{option}' is not supported"):
+    with pytest.raises(Exception, match=rf"option '{option}' is taken by format\(\"jsstore\"\) only"):
         read(spark, directory, **{option: value}).collect()
 
 

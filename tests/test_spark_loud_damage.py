@@ -332,3 +332,31 @@ def test_a_damaged_nats_server_store_fails_the_same_way(spark, source_format, tm
     else:
         path, lost = torn_tail(store, live, None)
     check_loud_then_lenient(spark, source_format, store, path, live, lost)
+
+
+def test_a_streaming_read_of_a_damaged_store_fails_the_same_way(spark, tmp_path):
+    """spark.readStream (the Python source) accounts for every micro-batch as a batch read
+    does; with fail_on_data_loss=false it streams what is readable."""
+    store = str(tmp_path / "store")
+    live = fill(store)
+    path, lost = bad_checksum(store, live, None)
+
+    def run(name, **options):
+        reader = (spark.readStream.format("jsstore").option("path", store).option("stream", "ORDERS")
+                  .option("maxMessagesPerTrigger", "150"))
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        query = (reader.load().select("seq").writeStream.format("memory").queryName(name)
+                 .option("checkpointLocation", str(tmp_path / name)).trigger(availableNow=True).start())
+        try:
+            query.awaitTermination(180)
+            if query.exception() is not None:
+                raise RuntimeError(str(query.exception()))
+            return sorted(r["seq"] for r in spark.sql(f"SELECT seq FROM {name}").collect())
+        finally:
+            query.stop()
+
+    with pytest.raises(Exception) as caught:
+        run("loud_damaged_stream")
+    assert os.path.basename(path) in str(caught.value) and named_seqs(str(caught.value)) == lost
+    assert run("lenient_damaged_stream", fail_on_data_loss="false") == sorted(set(live) - lost)

@@ -280,6 +280,7 @@ cdef class BlockColumns:
                 self.open_hole[2] = seq - 1
                 self.open_hole = None
             if seq > self.seq_high:
+                self.records_walked += 1
                 self.passed_high = True
                 self.finished = True
                 break

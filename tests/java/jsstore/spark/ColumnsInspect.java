@@ -239,6 +239,13 @@ final class ColumnsInspect {
             subjects.add(subject);
         }
         answer.put("walked_bytes", s.walkedBytes);
+        ArrayNode holes = answer.putArray("holes");
+        for (long[] hole : s.holes) {
+            ArrayNode one = holes.addArray();
+            for (long value : hole) {
+                one.add(value);
+            }
+        }
         return answer;
     }
 

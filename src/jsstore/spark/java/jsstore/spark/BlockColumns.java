@@ -11,8 +11,11 @@
  *   - not the sequences listed in `deleted` (ascending: the block's interior deletes);
  *   - only timestamps in [timeLow, timeHigh] (Unix ns, inclusive);
  *   - only subjects the SubjectMatch accepts.
- * The walk stops at the first record whose lengths do not hold together (the torn tail of a
- * block being written, or zero-filled space past a mapped block's end).
+ * With a RecordHash, every record's hash is checked. Bytes that are not a record (lengths
+ * that do not hold together) or a record whose hash is wrong are a damaged stretch: noted in
+ * holes() and, when hashes are checked, walked past to the next intact record; zero-filled
+ * space (past a mapped block's end) ends the walk. The walk also accounts for what it saw
+ * (lastSeq, accounted, passedHigh) so that its reader can tell what it could not give.
  *
  * Columns (vector i of nextBatch holds columns[i]; each named at most once):
  *   seq      LongType        the stream sequence
@@ -95,6 +98,14 @@ final class BlockColumns {
     private boolean finished;
     private long recordsWalked;
     private long rowsEmitted;
+    private final RecordHash hash;           // null: hashes not checked
+    // what the walk accounted for (read once nextBatch has returned -1):
+    private final java.util.List<long[]> holes = new java.util.ArrayList<>();  // {offset, first, last}:
+    private long[] openHole;                 // sequences first..last may have been there (last
+                                             // 0: no message record after it, up to seqHigh)
+    private boolean passedHigh;              // stopped at a record above seqHigh
+    private long lastSeq;                    // highest message sequence <= seqHigh walked
+    private long accounted;                  // live messages in [seqLow, seqHigh] not deleted
 
     // the vectors of the batch being built (null: column not asked for)
     private WritableColumnVector seqVec;
@@ -141,6 +152,13 @@ final class BlockColumns {
     /** The block is plain[0, size): a buffer reused from block to block may be longer. */
     BlockColumns(byte[] plain, int size, String[] columns, long seqLow, long seqHigh, long timeLow,
                  long timeHigh, long[] deleted, SubjectMatch match) {
+        this(plain, size, columns, seqLow, seqHigh, timeLow, timeHigh, deleted, match, null);
+    }
+
+    /** With `hash` (null: none), every record's hash is checked. */
+    BlockColumns(byte[] plain, int size, String[] columns, long seqLow, long seqHigh, long timeLow,
+                 long timeHigh, long[] deleted, SubjectMatch match, RecordHash hash) {
+        this.hash = hash;
         if (size < 0 || size > plain.length) {
             throw new IllegalArgumentException("block size " + size + " of a " + plain.length + "-byte buffer");
         }
@@ -189,6 +207,80 @@ final class BlockColumns {
     /** Rows handed out so far. */
     long rowsEmitted() {
         return rowsEmitted;
+    }
+
+    /** {offset, first, last} of every damaged stretch (see the class comment). */
+    java.util.List<long[]> holes() {
+        return holes;
+    }
+
+    boolean passedHigh() {
+        return passedHigh;
+    }
+
+    long lastSeq() {
+        return lastSeq;
+    }
+
+    long accounted() {
+        return accounted;
+    }
+
+    /** Byte offset of the next record to walk. */
+    int position() {
+        return pos;
+    }
+
+    /** Whether b[from, to) holds only zeros. */
+    static boolean allZero(byte[] b, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (b[i] != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Offset of the first intact record at or after `start` in b[0, size) (its lengths hold,
+     *  its hash is right, and a message record's sequence is above afterSeq), or size. */
+    static int resync(byte[] b, int size, int start, RecordHash hash, long afterSeq) {
+        for (int at = start; at + EMPTY_LEN <= size; at++) {
+            int length = recordLength(b, at, size - at);
+            if (length < 0 || !hash.ok(b, at, length)) {
+                continue;
+            }
+            long raw = rawSeq(b, at);
+            if ((raw & SEQ_TOMB_BIT) != 0 || (raw & SEQ_MASK) > afterSeq) {
+                return at;
+            }
+        }
+        return size;
+    }
+
+    /** The record at pos is not intact: the end of the walk when only zeros are left, else
+     *  a damaged stretch noted and, with hashes checked, walked past. False: the walk ends. */
+    private boolean skipDamage() {
+        if (allZero(buf, pos, size)) {
+            return false;
+        }
+        if (openHole == null) {
+            openHole = new long[] {pos, lastSeq + 1, 0};
+            holes.add(openHole);
+        }
+        pos = hash == null ? size : resync(buf, size, pos + 1, hash, lastSeq);
+        return pos < size;
+    }
+
+    /** The length of the intact record at rec, or -1 (lengths or, when checked, hash wrong). */
+    private int intactLength(int rec) {
+        if (rec >= size) {
+            return -1;
+        }
+        int length = recordLength(buf, rec, size - rec);
+        if (length >= 0 && hash != null && !hash.ok(buf, rec, length)) {
+            return -1;
+        }
+        return length;
     }
 
     // -- record layout -------------------------------------------------------------------------
@@ -278,12 +370,24 @@ final class BlockColumns {
 
     /** The record at rec against every filter but the subject clauses. */
     private int verdict(int rec) {
-        long seq = (long) I64.get(buf, rec + OFF_SEQ);
-        if ((seq & (SEQ_ERASE_BIT | SEQ_TOMB_BIT)) != 0 || seq < seqLow) {
+        long raw = (long) I64.get(buf, rec + OFF_SEQ);
+        if ((raw & SEQ_TOMB_BIT) != 0) {
             return SKIP;
         }
+        long seq = raw & SEQ_MASK;
+        if (openHole != null) {
+            openHole[2] = seq - 1;
+            openHole = null;
+        }
         if (seq > seqHigh) {
+            passedHigh = true;
             return STOP;
+        }
+        if (seq > lastSeq) {
+            lastSeq = seq;
+        }
+        if ((raw & SEQ_ERASE_BIT) != 0 || seq < seqLow) {
+            return SKIP;
         }
         if (deletedPos < deleted.length) {
             while (deletedPos < deleted.length && deleted[deletedPos] < seq) {
@@ -293,6 +397,7 @@ final class BlockColumns {
                 return SKIP;
             }
         }
+        accounted++;
         long ts = (long) I64.get(buf, rec + OFF_TS);
         return ts < timeLow || ts > timeHigh ? SKIP : ROW;
     }
@@ -302,8 +407,11 @@ final class BlockColumns {
         int rows = 0;
         while (rows < maxRows) {
             int rec = pos;
-            int length = rec < size ? recordLength(b, rec, size - rec) : -1;
+            int length = intactLength(rec);
             if (length < 0) {
+                if (rec < size && skipDamage()) {
+                    continue;
+                }
                 finished = true;
                 break;
             }
@@ -327,8 +435,11 @@ final class BlockColumns {
         int rows = 0;
         while (rows < maxRows) {
             int rec = pos;
-            int length = rec < size ? recordLength(b, rec, size - rec) : -1;
+            int length = intactLength(rec);
             if (length < 0) {
+                if (rec < size && skipDamage()) {
+                    continue;
+                }
                 finished = true;
                 break;
             }

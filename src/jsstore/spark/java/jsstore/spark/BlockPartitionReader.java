@@ -8,6 +8,13 @@
 // records), by a query with a sequence or time range through its BlockPositions (only the
 // part of the block the range can be in). Without one such a query reads the whole block and
 // writes the index for the next query (a cache that cannot be written is done without).
+//
+// Every record's hash is checked. When a slice's walk is done the reader accounts for it (as
+// jsstore.spark.directory does): the sequences of its damaged stretches, those after the
+// block's early end, and, for a slice index.db describes, any it lists that the block does
+// not hold, fail the task with DataLoss naming them (a second walk names them exactly)
+// unless fail_on_data_loss=false; a block that does not decompress loses its range. A read
+// through a block index is held to its damaged stretches only (it reads part of a block).
 package jsstore.spark;
 
 import java.io.IOException;
@@ -19,6 +26,8 @@ import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import jsstore.spark.BlockIndexFiles.BlockStamp;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -34,6 +43,11 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     private final Path indexDir;                    // null: no block indexes
     private final List<String> subjects;           // the exact subjects asked for, or null
     private final boolean ranged;                   // a sequence or time range is asked for
+    private final boolean failOnDataLoss;
+    private BlockSlice walking;                     // the slice the walker reads
+    private byte[] walkingBytes;                    // its bytes [0, walkingSize)
+    private int walkingSize;
+    private boolean walkingWhole;                   // the whole block (no block index)
     private final ReadScratch scratch;              // the buffer and vectors, while open
     private final WritableColumnVector[] vectors;
     private final ColumnarBatch batch;
@@ -46,7 +60,8 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     private boolean closed;
 
     BlockPartitionReader(BlockPartition partition, ScanFilter scan, String[] columns, int batchRows,
-                         String blockIndexDir) {
+                         String blockIndexDir, boolean failOnDataLoss) {
+        this.failOnDataLoss = failOnDataLoss;
         this.partition = partition;
         this.scan = scan;
         this.columns = columns;
@@ -71,6 +86,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
                 batch.setNumRows(rows);
                 return true;
             }
+            account();
             retire();
         }
     }
@@ -84,6 +100,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
             Path byPosition = indexed && ranged ? BlockPositions.location(indexDir, block) : null;
             byte[] records;
             int size;
+            boolean whole = false;
             try {
                 SubjectIndex.Found found = bySubject == null ? null : subjectRecords(bySubject, block);
                 BlockPositions.Part part = found != null || byPosition == null ? null
@@ -97,8 +114,12 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
                     size = fileSize;
                     bytesRead += part.indexBytes() + fileSize;
                 } else {
+                    whole = true;
                     BlockStamp stamp = bySubject == null && byPosition == null ? null : BlockStamp.of(block);
-                    records = readBlock(block);
+                    records = readBlock(block, piece);
+                    if (records == null) {
+                        continue;                            // does not decompress: lost
+                    }
                     size = fileSize;
                     bytesRead += fileSize;
                     if (records != scratch.buffer(0)) {      // compressed: decompressed whole
@@ -118,7 +139,11 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
                 continue;
             }
             walker = new BlockColumns(records, size, columns, piece.seqLow(), piece.seqHigh(), scan.timeLow,
-                    scan.timeHigh, piece.deleted(), match);
+                    scan.timeHigh, piece.deleted(), match, new RecordHash(piece.hashKey()));
+            walking = piece;
+            walkingBytes = records;
+            walkingSize = size;
+            walkingWhole = whole;
             return true;
         }
         return false;
@@ -139,7 +164,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
 
     /** A block file's bytes in this reader's buffer (its first fileSize bytes), or,
      *  for a file that may be compressed, its plain bytes in an array of their own. */
-    private byte[] readBlock(Path block) throws IOException {
+    private byte[] readBlock(Path block, BlockSlice piece) throws IOException {
         try (FileChannel ch = FileChannel.open(block, StandardOpenOption.READ)) {
             long length = ch.size();
             if (length > Integer.MAX_VALUE - 8) {
@@ -154,7 +179,13 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
             }
             fileSize = into.position();
             if (fileSize >= 3 && buf[0] == 'c' && buf[1] == 'm' && buf[2] == 'p') {
-                return plainBytes(block, Arrays.copyOf(buf, fileSize));
+                try {
+                    return plainBytes(block, Arrays.copyOf(buf, fileSize));
+                } catch (IOException | RuntimeException undecodable) {
+                    lost(piece.path(), "the block does not decompress (" + undecodable.getMessage() + ")",
+                            between(piece.seqLow(), piece.seqHigh(), deletedSet(piece)));
+                    return null;
+                }
             }
             return buf;
         }
@@ -227,6 +258,96 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
             retire();
         }
         scratch.giveBack(largestBatchBytes);
+    }
+
+    private void lost(String path, String problem, long[] missing) {
+        if (failOnDataLoss && missing.length > 0) {
+            throw new DataLoss(path, problem, missing);
+        }
+    }
+
+    /** What the finished walk of a slice could not give (see the top). */
+    private void account() {
+        BlockSlice piece = walking;
+        BlockColumns walk = walker;
+        boolean shortEnd = walkingWhole && !walk.passedHigh() && walk.lastSeq() < piece.seqHigh();
+        long expected = piece.seqHigh() - piece.seqLow() + 1 - piece.deleted().length;
+        boolean incomplete = walkingWhole && piece.complete() && walk.accounted() < expected;
+        if (walk.holes().isEmpty() && !shortEnd && !incomplete) {
+            return;
+        }
+        Set<Long> deleted = deletedSet(piece);
+        Set<Long> present = present(piece);
+        TreeSet<Long> wanted = new TreeSet<>();
+        for (long[] hole : walk.holes()) {
+            long last = hole[2] == 0 ? piece.seqHigh() : Math.min(hole[2], piece.seqHigh());
+            for (long seq = Math.max(hole[1], piece.seqLow()); seq <= last; seq++) {
+                wanted.add(seq);
+            }
+        }
+        if (shortEnd) {
+            for (long seq = Math.max(walk.lastSeq() + 1, piece.seqLow()); seq <= piece.seqHigh(); seq++) {
+                wanted.add(seq);
+            }
+        }
+        if (incomplete) {
+            for (long seq = piece.seqLow(); seq <= piece.seqHigh(); seq++) {
+                wanted.add(seq);
+            }
+        }
+        long[] missing = wanted.stream().filter(seq -> !deleted.contains(seq) && !present.contains(seq))
+                .mapToLong(Long::longValue).toArray();
+        if (missing.length == 0) {
+            return;
+        }
+        String problem;
+        if (!walk.holes().isEmpty()) {
+            problem = "damaged at byte offset " + walk.holes().get(0)[0] + " of " + walkingSize
+                    + " (not a record, or a record whose checksum is wrong)";
+        } else if (shortEnd) {
+            problem = "the block ends after sequence " + walk.lastSeq() + " (byte " + walk.position()
+                    + " of " + walkingSize + ") where its known range goes to " + piece.seqHigh();
+        } else {
+            problem = "index.db lists sequences this block does not hold";
+        }
+        lost(piece.path(), problem, missing);
+    }
+
+    /** The sequences of the intact message records of the slice's bytes (a second walk). */
+    private Set<Long> present(BlockSlice piece) {
+        Set<Long> out = new java.util.HashSet<>();
+        RecordHash hash = new RecordHash(piece.hashKey());
+        byte[] b = walkingBytes;
+        int pos = 0;
+        long after = 0;
+        while (pos < walkingSize) {
+            int length = BlockColumns.recordLength(b, pos, walkingSize - pos);
+            if (length < 0 || !hash.ok(b, pos, length)) {
+                pos = BlockColumns.resync(b, walkingSize, pos + 1, hash, after);
+                continue;
+            }
+            long raw = BlockColumns.rawSeq(b, pos);
+            if ((raw & (BlockColumns.SEQ_TOMB_BIT | BlockColumns.SEQ_ERASE_BIT)) == 0) {
+                long seq = raw & BlockColumns.SEQ_MASK;
+                out.add(seq);
+                after = Math.max(after, seq);
+            }
+            pos += length;
+        }
+        return out;
+    }
+
+    private static Set<Long> deletedSet(BlockSlice piece) {
+        Set<Long> out = new java.util.HashSet<>();
+        for (long seq : piece.deleted()) {
+            out.add(seq);
+        }
+        return out;
+    }
+
+    private static long[] between(long low, long high, Set<Long> deleted) {
+        return java.util.stream.LongStream.rangeClosed(low, high)
+                .filter(seq -> !deleted.contains(seq)).toArray();
     }
 
     private void retire() {

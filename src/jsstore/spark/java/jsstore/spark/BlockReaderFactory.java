@@ -16,9 +16,11 @@ final class BlockReaderFactory implements PartitionReaderFactory {
     private final int batchRows;
     private final boolean columnar;
     private final String blockIndexDir;
+    private final boolean failOnDataLoss;
 
     BlockReaderFactory(ScanFilter scan, String[] columns, int batchRows, boolean columnar,
-                       String blockIndexDir) {
+                       String blockIndexDir, boolean failOnDataLoss) {
+        this.failOnDataLoss = failOnDataLoss;
         this.scan = scan;
         this.columns = columns;
         this.batchRows = batchRows;
@@ -33,13 +35,15 @@ final class BlockReaderFactory implements PartitionReaderFactory {
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-        return new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows, blockIndexDir);
+        return new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows, blockIndexDir,
+                failOnDataLoss);
     }
 
     /** Rows, for a plan that asks for them: the columnar batches walked row by row. */
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
-        BlockPartitionReader batches = new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows, blockIndexDir);
+        BlockPartitionReader batches = new BlockPartitionReader((BlockPartition) partition, scan, columns, batchRows, blockIndexDir,
+                failOnDataLoss);
         return new PartitionReader<InternalRow>() {
             private Iterator<InternalRow> rows;
             private InternalRow current;

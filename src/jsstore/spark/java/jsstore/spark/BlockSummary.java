@@ -10,14 +10,19 @@
  *                        decoded as Python decodes them: UTF-8, each byte that is not part
  *                        of a valid sequence as the lone surrogate U+DC00 + byte
  *                        ("surrogateescape"), so a subject's bytes are never lost
- *   walkedBytes          where the walk stopped: the end, or the first record that does not
- *                        parse (the rest of the file is not records)
+ *   walkedBytes          where the walk stopped: the end, or zero-filled space
+ *   holes                {offset, first, last} of every damaged stretch, as BlockColumns notes
+ *                        them (bytes that are not a record; with a RecordHash, a record whose
+ *                        hash is wrong too; the walk goes on at the next intact record when
+ *                        hashes are checked)
  */
 package jsstore.spark;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 
 final class BlockSummary {
@@ -30,9 +35,12 @@ final class BlockSummary {
     public final Set<String> subjects;
     public final long[] tombstones;
     public final long walkedBytes;
+    public final List<long[]> holes;
 
     private BlockSummary(long msgs, long firstSeq, long lastSeq, long maxSeq, long firstTs,
-                         long lastTs, Set<String> subjects, long[] tombstones, long walkedBytes) {
+                         long lastTs, Set<String> subjects, long[] tombstones, long walkedBytes,
+                         List<long[]> holes) {
+        this.holes = holes;
         this.msgs = msgs;
         this.firstSeq = firstSeq;
         this.lastSeq = lastSeq;
@@ -45,6 +53,19 @@ final class BlockSummary {
     }
 
     static BlockSummary of(byte[] plain) {
+        return of(plain, null);
+    }
+
+    /** A block that does not decompress: one damaged stretch, nothing known in it. */
+    static BlockSummary unreadable() {
+        List<long[]> holes = new ArrayList<>();
+        holes.add(new long[] {0, 1, 0});
+        return new BlockSummary(0, 0, 0, 0, 0, 0, Collections.emptySet(), new long[0], 0, holes);
+    }
+
+    static BlockSummary of(byte[] plain, RecordHash hash) {
+        List<long[]> holes = new ArrayList<>();
+        long[] openHole = null;
         long msgs = 0;
         long firstSeq = 0;
         long lastSeq = 0;
@@ -59,11 +80,26 @@ final class BlockSummary {
         int pos = 0;
         while (pos < size) {
             int length = BlockColumns.recordLength(plain, pos, size - pos);
+            if (length >= 0 && hash != null && !hash.ok(plain, pos, length)) {
+                length = -1;
+            }
             if (length < 0) {
-                break;
+                if (BlockColumns.allZero(plain, pos, size)) {
+                    break;
+                }
+                if (openHole == null) {
+                    openHole = new long[] {pos, maxSeq + 1, 0};
+                    holes.add(openHole);
+                }
+                pos = hash == null ? size : BlockColumns.resync(plain, size, pos + 1, hash, maxSeq);
+                continue;
             }
             long rawSeq = BlockColumns.rawSeq(plain, pos);
             long seq = rawSeq & BlockColumns.SEQ_MASK;
+            if ((rawSeq & BlockColumns.SEQ_TOMB_BIT) == 0 && openHole != null) {
+                openHole[2] = seq - 1;
+                openHole = null;
+            }
             if ((rawSeq & BlockColumns.SEQ_TOMB_BIT) != 0) {
                 if (tombCount == tombstones.length) {
                     tombstones = Arrays.copyOf(tombstones, tombCount * 2);
@@ -100,7 +136,7 @@ final class BlockSummary {
         }
         return new BlockSummary(msgs, firstSeq, lastSeq, maxSeq, firstTs, lastTs,
                                 Collections.unmodifiableSet(subjects),
-                                Arrays.copyOf(tombstones, tombCount), pos);
+                                Arrays.copyOf(tombstones, tombCount), pos, holes);
     }
 
     /** UTF-8 with Python's "surrogateescape": a byte that does not start a valid, complete

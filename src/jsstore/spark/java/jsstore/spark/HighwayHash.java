@@ -87,10 +87,11 @@ final class HighwayHash {
                 v11 = rotateHalves(v11, length);
                 v12 = rotateHalves(v12, length);
                 v13 = rotateHalves(v13, length);
-                p0 = remainderLane(data, pos, length, 0);
-                p1 = remainderLane(data, pos, length, 1);
-                p2 = remainderLane(data, pos, length, 2);
-                p3 = remainderLane(data, pos, length, 3);
+                final byte[] packet = remainderPacket(data, pos, length);
+                p0 = le64(packet, 0);
+                p1 = le64(packet, 8);
+                p2 = le64(packet, 16);
+                p3 = le64(packet, 24);
             } else if (rounds < 4) {
                 rounds++;
                 p0 = swapHalves(v02);
@@ -152,29 +153,22 @@ final class HighwayHash {
         return ((long) high << 32) | (low & 0xffffffffL);
     }
 
-    // Lane q of the packet that carries a final partial input of 1..31 bytes at data[pos]:
-    // its whole 4-byte groups first, then either its last 4 bytes at packet offset 28
-    // (length >= 16) or up to 3 leftover bytes (first, middle, last) at offset 16; zeros else.
-    private static long remainderLane(byte[] data, int pos, int length, int q) {
+    // The packet that carries a final partial input of 1..31 bytes at data[pos]: its whole
+    // 4-byte groups first, then either its last 4 bytes at packet offset 28 (length >= 16) or
+    // up to 3 leftover bytes (first, middle, last) at offset 16; zeros else.
+    private static byte[] remainderPacket(byte[] data, int pos, int length) {
+        final byte[] packet = new byte[32];
         final int whole = length & ~3;
         final int leftover = length & 3;
-        long lane = 0;
-        for (int b = 7; b >= 0; b--) {
-            int at = 8 * q + b;
-            int value = 0;
-            if (at < whole) {
-                value = data[pos + at] & 0xff;
-            } else if ((length & 16) != 0) {
-                if (at >= 28) {
-                    value = data[pos + length - 4 + (at - 28)] & 0xff;
-                }
-            } else if (leftover != 0 && at >= 16 && at <= 18) {
-                int from = at == 16 ? whole : at == 17 ? whole + (leftover >> 1) : length - 1;
-                value = data[pos + from] & 0xff;
-            }
-            lane = (lane << 8) | value;
+        System.arraycopy(data, pos, packet, 0, whole);
+        if ((length & 16) != 0) {
+            System.arraycopy(data, pos + length - 4, packet, 28, 4);
+        } else if (leftover != 0) {
+            packet[16] = data[pos + whole];
+            packet[17] = data[pos + whole + (leftover >> 1)];
+            packet[18] = data[pos + length - 1];
         }
-        return lane;
+        return packet;
     }
 
     // Byte shuffle of the 16 bytes (even, odd): destination byte k of the even result takes

@@ -6,6 +6,13 @@
 // it lists exists and the last file still ends with the hash it recorded. A stale index.db
 // that verifies still gives its deletes and its first sequence. The snapshot is everything
 // up to the last sequence seen here: no partition reads past it.
+//
+// Damage, as jsstore.spark.planning words it: a slice of a current index.db is `complete`
+// (every sequence it does not list as deleted must be read); from the walk, a block's range
+// is stretched to what it is known to have held (a stale index.db's range; after a damaged
+// end, up to the next block's first sequence; before a damaged start, from the previous
+// block's last one) so that its reader finds what it cannot give; a block file a stale
+// index.db lists and that is gone is a loss found here.
 package jsstore.spark;
 
 import java.io.IOException;
@@ -44,6 +51,8 @@ final class Planner {
         final long lastTs;
         final TreeSet<Long> deleted = new TreeSet<>();
         final Set<String> subjects;                 // null when not known
+        long msgs = -1;                             // live messages (-1: not counted)
+        List<long[]> holes = List.of();             // damaged stretches the walk found
 
         BlockInfo(long index, String path, long size, long firstSeq, long lastSeq, long firstTs,
                   long lastTs, Set<String> subjects) {
@@ -60,7 +69,19 @@ final class Planner {
 
     /** The blocks of a stream: read nothing above lastSeq nor below firstSeq. */
     record StreamBlocks(List<BlockInfo> blocks, long firstSeq, long lastSeq, String source,
-                        Map<String, long[]> subjectBlocks, long lastFileIndex) {}
+                        Map<String, long[]> subjectBlocks, long lastFileIndex, String name,
+                        List<DataLoss.Loss> losses) {
+        /** Fails with the first loss found while planning that the scan's range touches. */
+        void checkLosses(ScanFilter scan) {
+            for (DataLoss.Loss loss : losses) {
+                long[] touched = java.util.Arrays.stream(loss.seqs())
+                        .filter(seq -> scan.seqLow <= seq && seq <= scan.seqHigh).toArray();
+                if (touched.length > 0) {
+                    throw new DataLoss(loss.path(), loss.problem(), touched);
+                }
+            }
+        }
+    }
 
     private record BlockFile(long index, Path path, long size) {}
 
@@ -100,9 +121,9 @@ final class Planner {
         List<BlockFile> files = blockFiles(msgsDir);
         IndexDb state = readIndex(streamName, msgsDir);
         if (indexIsCurrent(state, files)) {
-            return fromIndex(state, files);
+            return fromIndex(state, files, streamName);
         }
-        return fromScan(state, files);
+        return fromScan(state, files, streamName, msgsDir);
     }
 
     private static IndexDb readIndex(String streamName, Path msgsDir) {
@@ -145,7 +166,7 @@ final class Planner {
         return Arrays.equals(tail(last), state.lchk);
     }
 
-    private static StreamBlocks fromIndex(IndexDb state, List<BlockFile> files) {
+    private static StreamBlocks fromIndex(IndexDb state, List<BlockFile> files, String name) {
         Map<Long, BlockFile> byIndex = new HashMap<>();
         for (BlockFile f : files) {
             byIndex.put(f.index, f);
@@ -165,12 +186,18 @@ final class Planner {
             subjectBlocks.put(s.subject(), new long[] {s.total(), s.firstBlock(), s.lastBlock()});
         }
         return new StreamBlocks(blocks, state.firstSeq, state.lastSeq, "index", subjectBlocks,
-                files.get(files.size() - 1).index);
+                files.get(files.size() - 1).index, name, List.of());
     }
 
     /** BlockSummary of a block file, reused while its size and mtime stay the same; never
      *  reused for the last block, which a store appends to through a mapping. */
     static BlockSummary summary(Path path, boolean reuse) throws IOException {
+        return summary(path, reuse, null);
+    }
+
+    /** The same with every record's hash checked (`hash` null: not checked); a block that
+     *  does not decompress is one damaged stretch. */
+    static BlockSummary summary(Path path, boolean reuse, RecordHash hash) throws IOException {
         BasicFileAttributes attrs = Files.readAttributes(path, BasicFileAttributes.class);
         long mtime = attrs.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS);
         String key = path.toString();
@@ -178,7 +205,14 @@ final class Planner {
         if (reuse && cached != null && cached.size == attrs.size() && cached.mtimeNs == mtime) {
             return cached.summary;
         }
-        BlockSummary out = BlockSummary.of(BlockBytes.readPlain(path));
+        BlockSummary out;
+        try {
+            out = BlockSummary.of(BlockBytes.readPlain(path), hash);
+        } catch (NoSuchFileException gone) {
+            throw gone;
+        } catch (IOException | RuntimeException undecodable) {
+            out = BlockSummary.unreadable();
+        }
         if (SUMMARIES.size() >= SUMMARY_CACHE_LIMIT) {
             SUMMARIES.clear();
         }
@@ -186,36 +220,47 @@ final class Planner {
         return out;
     }
 
-    private static StreamBlocks fromScan(IndexDb state, List<BlockFile> files) throws IOException {
+    private static StreamBlocks fromScan(IndexDb state, List<BlockFile> files, String name,
+                                         Path msgsDir) throws IOException {
         List<BlockInfo> blocks = new ArrayList<>();
         long lastSeq = 0;
         List<Long> tombstones = new ArrayList<>();
+        Set<Long> present = new TreeSet<>();
+        Map<Long, IndexDb.Block> saved = new HashMap<>();
+        if (state != null) {
+            for (IndexDb.Block b : state.blocks) {
+                saved.put(b.index(), b);
+            }
+        }
         for (int position = 0; position < files.size(); position++) {
             BlockFile file = files.get(position);
             BlockSummary s;
             try {
-                s = summary(file.path, position < files.size() - 1);
+                s = summary(file.path, position < files.size() - 1,
+                            new RecordHash(RecordHash.blockKey(name, file.index)));
             } catch (NoSuchFileException gone) {
                 continue;                           // removed since listed (limits, compaction)
             }
+            present.add(file.index);
             lastSeq = Math.max(lastSeq, Math.max(s.maxSeq, s.lastSeq));
             for (long t : s.tombstones) {
                 tombstones.add(t);
             }
-            if (s.msgs == 0) {
+            if (s.msgs == 0 && s.holes.isEmpty() && !saved.containsKey(file.index)) {
                 continue;
             }
-            blocks.add(new BlockInfo(file.index, file.path.toString(), file.size, s.firstSeq, s.lastSeq,
-                    s.firstTs, s.lastTs, s.subjects));
+            boolean known = s.msgs > 0 && s.holes.isEmpty();
+            BlockInfo info = new BlockInfo(file.index, file.path.toString(), file.size,
+                    s.msgs > 0 ? s.firstSeq : lastSeq + 1, s.msgs > 0 ? s.lastSeq : lastSeq,
+                    s.firstTs, s.lastTs, known ? s.subjects : null);
+            info.msgs = s.msgs;
+            info.holes = s.holes;
+            blocks.add(info);
         }
         long firstSeq = 0;
         if (state != null) {
             firstSeq = state.firstSeq;
             lastSeq = Math.max(lastSeq, state.lastSeq);
-            Map<Long, IndexDb.Block> saved = new HashMap<>();
-            for (IndexDb.Block b : state.blocks) {
-                saved.put(b.index(), b);
-            }
             for (BlockInfo block : blocks) {
                 IndexDb.Block old = saved.get(block.index);
                 if (old != null) {
@@ -225,15 +270,61 @@ final class Planner {
                 }
             }
         }
+        knownRanges(blocks, saved, firstSeq);
         assignTombstones(blocks, tombstones);
+        Set<Long> removed = new TreeSet<>(tombstones);
+        List<DataLoss.Loss> losses = new ArrayList<>();
+        for (IndexDb.Block old : state == null ? List.<IndexDb.Block>of() : state.blocks) {
+            long from = Math.max(old.firstSeq(), firstSeq);
+            if (present.contains(old.index()) || old.lastSeq() < from) {
+                continue;
+            }
+            Set<Long> deleted = new TreeSet<>();
+            for (long seq : old.deleted()) {
+                deleted.add(seq);
+            }
+            long[] seqs = java.util.stream.LongStream.rangeClosed(from, old.lastSeq())
+                    .filter(seq -> !deleted.contains(seq) && !removed.contains(seq)).toArray();
+            if (seqs.length > 0) {
+                losses.add(new DataLoss.Loss(msgsDir.resolve(old.index() + BLOCK_SUFFIX).toString(),
+                        "block file listed in index.db is missing", seqs));
+            }
+        }
         List<BlockInfo> kept = new ArrayList<>();
         for (BlockInfo b : blocks) {
-            if (b.lastSeq >= firstSeq) {
+            if (b.lastSeq >= firstSeq && b.lastSeq >= b.firstSeq) {
                 kept.add(b);
             }
         }
         return new StreamBlocks(kept, firstSeq, lastSeq, "scan", null,
-                files.isEmpty() ? -1 : files.get(files.size() - 1).index);
+                files.isEmpty() ? -1 : files.get(files.size() - 1).index, name, losses);
+    }
+
+    /** Each block's range stretched to what it is known to have held (see the top). */
+    private static void knownRanges(List<BlockInfo> blocks, Map<Long, IndexDb.Block> saved, long firstSeq) {
+        for (int position = 0; position < blocks.size(); position++) {
+            BlockInfo block = blocks.get(position);
+            IndexDb.Block old = saved.get(block.index);
+            if (old != null && old.lastSeq() >= old.firstSeq()) {
+                block.firstSeq = Math.min(block.firstSeq, old.firstSeq());
+                block.lastSeq = Math.max(block.lastSeq, old.lastSeq());
+            }
+            if (block.holes.isEmpty()) {
+                continue;
+            }
+            if (block.holes.get(0)[1] <= 1) {       // damaged before any intact message record
+                long before = position > 0 ? blocks.get(position - 1).lastSeq + 1 : Math.max(firstSeq, 1);
+                block.firstSeq = Math.min(block.firstSeq, before);
+            }
+            if (block.holes.get(block.holes.size() - 1)[2] == 0) {   // nothing intact after
+                for (int next = position + 1; next < blocks.size(); next++) {
+                    if (blocks.get(next).msgs != 0) {
+                        block.lastSeq = Math.max(block.lastSeq, blocks.get(next).firstSeq - 1);
+                        break;
+                    }
+                }
+            }
+        }
     }
 
     private static void assignTombstones(List<BlockInfo> blocks, List<Long> tombstones) {
@@ -341,7 +432,8 @@ final class Planner {
                 continue;
             }
             out.add(new BlockSlice(block.path, block.index, block.size, low, high, deleted,
-                    block.index < stream.lastFileIndex()));
+                    block.index < stream.lastFileIndex(), stream.source().equals("index"),
+                    RecordHash.blockKey(stream.name(), block.index)));
         }
         return out;
     }

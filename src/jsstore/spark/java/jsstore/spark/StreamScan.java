@@ -51,6 +51,9 @@ final class StreamScan implements Scan, Batch {
         }
         try {
             Planner.StreamBlocks stream = Planner.load(options.streamDirectory(), options.stream);
+            if (options.failOnDataLoss) {
+                stream.checkLosses(scan);
+            }
             List<BlockSlice> slices = Planner.slices(stream, scan);
             List<List<BlockSlice>> groups = Planner.group(slices,
                     Planner.splitBytes(slices, options.partitionBytes, parallelism()), options.partitionBytes);
@@ -84,7 +87,7 @@ final class StreamScan implements Scan, Batch {
     @Override
     public PartitionReaderFactory createReaderFactory() {
         return new BlockReaderFactory(scan, schema.fieldNames(), options.batchRows, options.columnar,
-                options.blockIndexDir);
+                options.blockIndexDir, options.failOnDataLoss);
     }
 
     @Override
