@@ -146,3 +146,78 @@ class Session:
 
     def close(self) -> None:
         self.sock.close()
+
+
+class ByteSession:
+    """A connection that keeps every byte the server sends, subjects that are not UTF-8
+    included (Session decodes lines as text)."""
+
+    def __init__(self, port: int, user: str | None = None, password: str = "p"):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.buf = b""
+        self.read_until(b"\r\n")
+        creds = {"user": user, "pass": password} if user else {}
+        self.sock.sendall(b"CONNECT " + json.dumps({
+            "verbose": False, "headers": True, "no_responders": True, **creds}).encode()
+            + b"\r\n")
+        self.inbox = 0
+        self.passed = b""       # the frames a request read past on its way to its answer
+
+    def _fill(self, deadline: float) -> bool:
+        self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            chunk = self.sock.recv(65536)
+        except (TimeoutError, socket.timeout):
+            return False
+        self.buf += chunk
+        return bool(chunk)
+
+    def read_until(self, marker: bytes, timeout: float = 5.0) -> bytes:
+        deadline = time.monotonic() + timeout
+        while marker not in self.buf:
+            if not self._fill(deadline) or time.monotonic() > deadline:
+                out, self.buf = self.buf, b""
+                return out + b"<no " + marker + b">"
+        out, _, self.buf = self.buf.partition(marker)
+        return out
+
+    def exchange(self, frames: bytes) -> bytes:
+        """What the server sends after `frames`, up to the PONG of a PING sent after them
+        (with what requests read past before)."""
+        self.sock.sendall(frames + b"PING\r\n")
+        out, self.passed = self.passed + self.read_until(b"PONG\r\n"), b""
+        return out
+
+    def _frame(self, deadline: float) -> tuple[bytes, bytes] | None:
+        """The next frame: (control line, body or b"")."""
+        while b"\r\n" not in self.buf:
+            if not self._fill(deadline):
+                return None
+        line, _, self.buf = self.buf.partition(b"\r\n")
+        if not line.startswith((b"MSG ", b"HMSG ")):
+            return line, b""
+        size = int(line.split()[-1])
+        while len(self.buf) < size + 2:
+            if not self._fill(deadline):
+                return None
+        body, self.buf = self.buf[:size], self.buf[size + 2:]
+        return line, body
+
+    def request(self, subject: bytes, body: bytes, timeout: float = 3.0) -> bytes:
+        """The answer's payload (b"" for none within `timeout`)."""
+        self.inbox += 1
+        inbox = b"_INBOX.n%d" % self.inbox
+        self.sock.sendall(b"SUB %s r%d\r\nPUB %s %s %d\r\n%s\r\n" % (
+            inbox, self.inbox, subject, inbox, len(body), body))
+        deadline = time.monotonic() + timeout
+        while (frame := self._frame(deadline)) is not None:
+            line, payload = frame
+            if line.startswith((b"MSG ", b"HMSG ")) and line.split()[2] == b"r%d" % self.inbox:
+                self.sock.sendall(b"UNSUB r%d\r\n" % self.inbox)
+                return payload
+            if line.startswith((b"MSG ", b"HMSG ")):
+                self.passed += line + b"\r\n" + payload + b"\r\n"
+        return b""
+
+    def close(self) -> None:
+        self.sock.close()

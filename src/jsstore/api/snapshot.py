@@ -41,20 +41,21 @@ from typing import Callable
 
 import msgspec
 
-from jsstore._core.compress import s2_decode_stream
 from jsstore._core.subjects import is_literal, is_valid_subject
 from jsstore.api import requests, schemas
 from jsstore.api.archiverestore import restore_archive
+from jsstore.api.restoreintake import RestoreIntake
 from jsstore.api.streams import go_time, is_empty_request, state_body, wire_config
 from jsstore.errors import StoreError
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.jetstream.info import meta_info_json
-from jsstore.store.archive import is_archive
+from jsstore.store.archive import MAGIC, is_archive
 from jsstore.store.contract import StreamState
 from jsstore.store.filestore import FileStore
 from jsstore.store.layout import META_FILE, META_SUM_FILE, stream_dir
-from jsstore.store.snapshot import restore_snapshot
+from jsstore.store.snapshot import extract_tar
+from jsstore.jetstream import limits as account_limits
 from jsstore.stream import advisories, configchecks
 from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
@@ -72,6 +73,9 @@ DEFAULT_WINDOW, MIN_WINDOW, MAX_WINDOW = 8 * 1024 * 1024, 1024, 32 * 1024 * 1024
 END_HEADER = b"NATS/1.0 204\r\n\r\n"
 NO_FLOW_HEADER = b"NATS/1.0 408 No Flow Response\r\n\r\n"
 NO_FLOW_ERROR = "no flow response"
+# the account's limits, answered as they are (nats-server's RestoreStream returns them)
+LIMIT_ERRORS = (api_errors.JSStorageResourcesExceededErr,
+                api_errors.JSMemoryResourcesExceededErr)
 
 
 class SnapshotRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -177,8 +181,9 @@ def adopt_stream(js, config: StreamConfig, store, created: str) -> None:
     js.adopt_stream(config, store, created)
 
 
-def restore_stream(js, config: StreamConfig, data: bytes):
-    """Create the stream `config` names from a snapshot's bytes; its info.  The request's
+def restore_stream(js, config: StreamConfig, plain_path: str):
+    """Create the stream `config` names from a snapshot's plain (decoded) bytes, in the
+    file `plain_path` (a RestoreIntake's spool); its info.  The request's
     configuration replaces the one in the snapshot, as in nats-server, but the names must
     agree.  A file stream takes the snapshot's files (consumers included); a memory stream,
     or a file stream of a JetStream with a store factory, gets a copy of the messages."""
@@ -193,17 +198,19 @@ def restore_stream(js, config: StreamConfig, data: bytes):
     parent = os.path.join(js.directory, "jetstream") if js.directory is not None else None
     if parent is not None:
         os.makedirs(parent, exist_ok=True)
-    raw = s2_decode_stream(data)
-    if is_archive(raw):             # nats-server 2.15's archive: stored straight in
-        created = rfc3339_nano(js.clock() if callable(getattr(js, "clock", None))
-                               else time.time_ns())
-        restore_archive(js, normalized, raw, created, adopt_stream)
-        return js.stream_info(name)
+    with open(plain_path, "rb") as plain:
+        if is_archive(plain.read(len(MAGIC))):  # nats-server 2.15's archive: stored straight in
+            plain.seek(0)
+            created = rfc3339_nano(js.clock() if callable(getattr(js, "clock", None))
+                                   else time.time_ns())
+            restore_archive(js, normalized, plain.read(), created, adopt_stream)
+            return js.stream_info(name)
     staging = tempfile.mkdtemp(prefix="js-restore-", dir=parent)
     store = None
     try:
         source_dir = os.path.join(staging, "stream")
-        restore_snapshot([data], source_dir)
+        with open(plain_path, "rb") as plain:
+            extract_tar(plain, source_dir)
         with open(os.path.join(source_dir, META_FILE), "rb") as f:
             original = streamconfig.normalize(streamconfig.decode(f.read()))
         if original.name != name:       # nats-server's check for a tar snapshot
@@ -342,13 +349,12 @@ class _Outgoing:
 
 class _Incoming:
     """One restore being received."""
-    __slots__ = ("config", "subject", "parts", "size", "start", "timer")
+    __slots__ = ("config", "subject", "intake", "start", "timer")
 
-    def __init__(self, config: StreamConfig, subject: str):
+    def __init__(self, config: StreamConfig, subject: str, intake: RestoreIntake):
         self.config = config                # the configuration to restore under
         self.subject = subject              # where the chunks arrive
-        self.parts: list[bytes] = []        # the chunks so far
-        self.size = 0                       # their bytes
+        self.intake = intake                # the upload so far, spooled and checked
         self.start = time.time_ns()
         self.timer: threading.Timer | None = None  # inactivity timeout
 
@@ -436,8 +442,11 @@ class SnapshotApi:
                 # (checkStreamCfg), before anything is looked up
                 if "/" in name or "\\" in name:
                     raise api_errors.JSStreamNameContainsPathSeparatorsErr()
-                configchecks.check_config(
-                    config, existing_streams=js.other_stream_configs_locked(config.name))
+                others = js.other_stream_configs_locked(config.name)
+                config = configchecks.check_config(config, existing_streams=others)
+                # as nats-server (jsNonClusteredStreamLimitsCheck): the account's stream
+                # count and the bytes the stream reserves, before any chunk is taken
+                account_limits.check_new_stream(js.limits, others, config, js.resources)
                 js.check_open()
                 if js.find_stream_locked(name) is not None or any(t.config.name == name
                                               for t in self._receiving.values()):
@@ -445,11 +454,33 @@ class SnapshotApi:
             except api_errors.ApiError as exc:
                 return self.error_answer(RESTORE_TYPE, exc)
             subject = f"{RESTORE_PREFIX}{name}.{advisories.next_id()}"
-            incoming = _Incoming(config, subject)
+            incoming = _Incoming(config, subject, RestoreIntake(
+                self._spool_directory(), self._bytes_check(config)))
             self._receiving[subject] = incoming
             self._advise(advisories.restore_create(name, domain=self.domain))
             self._watch(incoming)
             return gojson.encode(RestoreResponse(type=RESTORE_TYPE, deliver_subject=subject))
+
+    def _spool_directory(self) -> str | None:
+        """Where uploads are spooled: beside the streams (the system's temp directory for
+        a JetStream without a directory)."""
+        if self.js.directory is None:
+            return None
+        parent = os.path.join(self.js.directory, "jetstream")
+        os.makedirs(parent, exist_ok=True)
+        return parent
+
+    def _bytes_check(self, config: StreamConfig) -> Callable[[int], None]:
+        """What an upload's members may add up to: nats-server's checkAllLimits with the
+        bytes so far on top of the stream's reservation (10047 past the account's or the
+        server's storage). Called with the JetStream's lock held."""
+        js = self.js
+
+        def check(members_bytes: int) -> None:
+            account_limits.check_reservation(
+                js.limits, js.other_stream_configs_locked(config.name),
+                max(config.max_bytes, 1) + members_bytes, config.storage, js.resources)
+        return check
 
     def _watch(self, incoming: _Incoming) -> None:
         if incoming.timer is not None:
@@ -463,6 +494,7 @@ class SnapshotApi:
         with self.js.lock:
             if self._receiving.get(incoming.subject) is incoming:
                 del self._receiving[incoming.subject]
+                incoming.intake.close()
 
     def _chunk(self, incoming: _Incoming, msg: Msg, respond) -> None:
         if not msg.reply:       # nothing to answer to: nats-server drops the restore
@@ -471,8 +503,10 @@ class SnapshotApi:
         if not msg.data:
             self._complete(incoming, respond, "")
             return
-        incoming.parts.append(bytes(msg.data))
-        incoming.size += len(msg.data)
+        try:
+            incoming.intake.feed(msg.data)
+        except Exception:       # (kept by the intake: the restore's answer at the end)
+            pass
         self._watch(incoming)
         respond(b"")
 
@@ -486,19 +520,19 @@ class SnapshotApi:
         if failure:
             error = api_errors.JSStreamRestoreErrF(
                 err=f"restore for stream '{self.js.account} > {name}' {failure}")
-        elif not incoming.parts:
+        elif not incoming.intake.received:
             error = api_errors.JSStreamRestoreErrF(err="EOF")
         else:
             try:
-                info = restore_stream(self.js, incoming.config, b"".join(incoming.parts))
+                info = restore_stream(self.js, incoming.config, incoming.intake.finish())
             except api_errors.ApiError as exc:
-                error = api_errors.JSStreamRestoreErrF(
+                error = exc if isinstance(exc, LIMIT_ERRORS) else api_errors.JSStreamRestoreErrF(
                     err=f"error adding stream: {exc.description} ({exc.err_code})")
             except Exception as exc:
                 error = api_errors.JSStreamRestoreErrF(err=exc)
-        incoming.parts = []
+        incoming.intake.close()
         self._advise(advisories.restore_complete(name, incoming.start, time.time_ns(),
-                                                 incoming.size, domain=self.domain))
+                                                 incoming.intake.received, domain=self.domain))
         if respond is None:
             return
         if error is not None:
@@ -550,4 +584,5 @@ class SnapshotApi:
             for incoming in self._receiving.values():
                 if incoming.timer is not None:
                     incoming.timer.cancel()
+                incoming.intake.close()
             self._receiving.clear()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import tarfile
 import time
 from typing import Iterable, Iterator
@@ -88,11 +89,16 @@ def snapshot_stream(store, include_consumers: bool = True) -> Iterator[bytes]:
 
 def restore_snapshot(chunks: Iterable[bytes], directory: str) -> None:
     """Write the files of a snapshot stream into an (empty) stream directory."""
-    data = s2_decode_stream(b"".join(chunks))
+    extract_tar(io.BytesIO(s2_decode_stream(b"".join(chunks))), directory)
+
+
+def extract_tar(plain, directory: str) -> None:
+    """Write the files of a snapshot's plain tar (a binary file object, read as it goes)
+    into an (empty) stream directory; a member naming a path outside it is refused."""
     os.makedirs(directory, mode=0o700, exist_ok=True)
     root = os.path.realpath(directory)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-        for member in tar.getmembers():
+    with tarfile.open(fileobj=plain, mode="r|") as tar:
+        for member in tar:
             if not member.isfile():
                 continue
             target = os.path.realpath(os.path.join(root, member.name))
@@ -101,5 +107,5 @@ def restore_snapshot(chunks: Iterable[bytes], directory: str) -> None:
             os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
             src = tar.extractfile(member)
             with open(target, "wb") as f:
-                f.write(src.read())
+                shutil.copyfileobj(src, f, 1 << 20)
             os.chmod(target, 0o600)
