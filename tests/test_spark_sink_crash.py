@@ -22,6 +22,7 @@ pytest.importorskip("pyarrow")
 from jsstore.spark import staged  # noqa: E402  (needs pyarrow)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 SRC = os.path.join(os.path.dirname(HERE), "src")
 ROWS, PARTITIONS = 900, 3            # 3 tasks of 3 staged batches each
 BEFORE = 3
@@ -201,4 +202,29 @@ def test_a_refused_commit_killed_while_taking_its_rows_back_is_taken_back(tmp_pa
     again = run(store, "batch", "job-5")
     assert again.returncode != 0 and "maximum messages exceeded" in again.stderr
     assert_once(store, ())
+    assert staged_files(store) == []
+
+
+@pytest.mark.parametrize("step,nth", [("commit.appending", 4), ("commit.done", 1)],
+                         ids=["mid-append", "done"])
+def test_a_spark_driver_killed_in_its_commit_and_run_again_lands_once(tmp_path, step, nth):
+    """The reported case, with Spark: the job's driver is killed in the middle of the
+    write's commit (the commit's Python worker kills the driver, then itself); the job run
+    again with the same write_id leaves every row once and no staged file."""
+    from sparkjob import ROWS as JOB_ROWS      # the job's own size
+    store = make_store(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [os.path.join(HERE, "sparkkill"), SRC, os.environ.get("PYTHONPATH", "")])}
+    job = [sys.executable, os.path.join(HERE, "sparkjob.py"), store, "nightly"]
+    first = subprocess.run(job, capture_output=True, text=True, timeout=300,
+                           env={**env, "JSSTORE_TEST_KILL_AT": f"{step}:{nth}"})
+    killed(first)
+    partial = payload_counts(store)
+    if step == "commit.appending":           # the kill left a half-appended commit
+        assert BEFORE < len(partial) < BEFORE + JOB_ROWS
+    finished(subprocess.run(job, capture_output=True, text=True, timeout=300, env=env))
+    counts = payload_counts(store)
+    assert {k: v for k, v in counts.items() if v != 1} == {}
+    assert set(counts) == {f"before-{i}".encode() for i in range(BEFORE)} | {
+        f"row-{i}".encode() for i in range(JOB_ROWS)}
     assert staged_files(store) == []
