@@ -6,6 +6,7 @@ publishing; a rerun with the same write_id lands each row once."""
 
 from __future__ import annotations
 
+import base64
 import threading
 
 import pyarrow as pa
@@ -118,6 +119,27 @@ def test_discard_new_refusal_fails_the_task_naming_the_stream(server):
     with pytest.raises(natsclient.NatsError, match=r"stream 'OUT' refused message 6"):
         publish_partition(options, "job-f", iter([batch(["out.1"] * 8)]))
     assert messages(server.url, "OUT") == 5
+
+
+def test_a_rows_own_msg_id_is_kept(server):
+    """A row that carries its own Nats-Msg-Id keeps it (the stream de-duplicates by it);
+    rows without one get the write's."""
+    add_stream(server.url, "OUT", ["out.>"])
+    options = SourceOptions(url=server.url, stream="OUT")
+    headers = pa.array([[("Nats-Msg-Id", ["mine-1"])], [("Nats-Msg-Id", ["mine-1"])], None],
+                       pa.map_(pa.string(), pa.list_(pa.string())))
+    rows = pa.RecordBatch.from_arrays(
+        [pa.array(["out.1", "out.2", "out.3"]), pa.array([b"a", b"b", b"c"]), headers],
+        names=["subject", "data", "headers"])
+    published = publish_partition(options, "job-g", iter([rows]))
+    assert (published.rows, published.duplicates) == (3, 1)
+    with natsclient.Connection(options) as conn:
+        stored = [base64.b64decode(conn.request("$JS.API.STREAM.MSG.GET.OUT",
+                                                {"seq": seq})["message"]["hdrs"])
+                  for seq in (1, 2)]
+    assert b"Nats-Msg-Id: mine-1\r\n" in stored[0]
+    assert b"Nats-Msg-Id: job-g-0-2\r\n" in stored[1]
+    assert messages(server.url, "OUT") == 2
 
 
 def test_a_task_stops_publishing_when_its_job_is_aborted(server):

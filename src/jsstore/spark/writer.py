@@ -8,8 +8,9 @@ directory another process may be serving is refused (jsstore.spark.served).
 
 NATS: the driver checks the target stream (STREAM.INFO) before any task runs; tasks
 publish and wait for every PubAck, which must name the target stream.  Each message
-carries Nats-Msg-Id `<write id>-<partition>-<row>`: a task Spark retries, or a job rerun
-with the same `write_id`, is de-duplicated by the stream within its duplicate window.
+carries Nats-Msg-Id `<write id>-<partition>-<row>` (a row's own Nats-Msg-Id is kept): a
+task Spark retries, or a job rerun with the same `write_id`, is de-duplicated by the
+stream within its duplicate window.
 When the job fails, its abort tells the tasks still publishing to stop.
 """
 
@@ -188,7 +189,7 @@ def publish_partition(options: SourceOptions, job_id: str, batches,
         for batch in checked_batches(batches):
             for subject, payload, headers in batch_rows(batch):
                 headers = dict(headers) if headers else {}
-                headers[MSG_ID_HEADER] = [f"{job_id}-{partition}-{row}"]
+                headers.setdefault(MSG_ID_HEADER, [f"{job_id}-{partition}-{row}"])
                 row += 1
                 yield subject, payload, headers
 
