@@ -57,10 +57,16 @@ def _request(sock: socket.socket, subject: str, body: bytes) -> float:
     """A JetStream API request on the heavy client; its time to the answer."""
     start = time.perf_counter()
     sock.sendall(b"PUB %s _INBOX.heavy.1 %d\r\n%s\r\n" % (subject.encode(), len(body), body))
-    answer = _read_until(sock, b"MSG _INBOX.heavy.1")
+    sock.settimeout(600)
+    buf = b""
+    while b"MSG _INBOX.heavy.1" not in buf or not buf.endswith(b"}\r\n"):
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            raise ConnectionError("closed")
+        buf += chunk
     elapsed = time.perf_counter() - start
-    if b'"error"' in _read_until(sock, b"}\r\n") + answer:
-        raise RuntimeError(f"{subject} failed")
+    if b'"error"' in buf:
+        raise RuntimeError(f"{subject} failed: {buf[-300:]!r}")
     return elapsed
 
 
