@@ -162,3 +162,21 @@ def test_a_keyed_write_run_again_appends_nothing(spark, tmp_path):
         name for _root, _dirs, files in os.walk(os.path.join(directory, STAGING_DIR))
         for name in files if name != "commit.json"]
     assert no_staging_left_but_records == []
+
+
+@pytest.mark.parametrize("option, value, problem", [
+    ("subjects", "other.>", r"option 'subjects' \['other.>'\]: stream 'OUT' has subjects "
+                            r"\['in.>'\]"),
+    ("compression", "s2", r"option 'compression' 's2': stream 'OUT' has compression 'none'"),
+], ids=["subjects", "compression"])
+def test_creation_options_that_an_existing_stream_contradicts_are_refused(spark, tmp_path,
+                                                                          option, value,
+                                                                          problem):
+    directory = str(tmp_path)
+    make(directory)
+    df = spark.createDataFrame([("in.1", b"a")], "subject STRING, data BINARY")
+    with pytest.raises(Exception, match=problem):
+        write(df, directory, create="true", **{option: value})
+    assert stored(directory) == [b"before"]
+    write(df, directory, create="true", subjects="in.>")       # what the stream has: fine
+    assert stored(directory) == [b"before", b"a"]

@@ -142,6 +142,14 @@ def test_a_rows_own_msg_id_is_kept(server):
     assert messages(server.url, "OUT") == 2
 
 
+def test_directory_options_over_nats_are_refused(spark, server):
+    """Over NATS the stream must exist: `create` (and its subjects) would be dropped."""
+    df = spark.createDataFrame([("out.1", b"a")], "subject STRING, data BINARY")
+    with pytest.raises(Exception, match=r"\['create', 'subjects'\] are taken by directory"):
+        df.write.format("jsstore").option("url", server.url).option("stream", "OUT") \
+            .option("create", "true").option("subjects", "out.>").mode("append").save()
+
+
 def test_a_task_stops_publishing_when_its_job_is_aborted(server):
     """Spark calls the writer's abort() on the driver once the job failed; a task still
     publishing then stops at its next send, with an error saying why."""

@@ -82,8 +82,10 @@ class StagedPart(WriterCommitMessage):
 
 
 def ensure_stream(js, options: SourceOptions) -> None:
+    """Create the stream when asked and missing; an existing stream must have the subjects
+    and compression the options name (they would otherwise be dropped without a word)."""
     try:
-        js.stream_info(options.stream)
+        config = js.stream_info(options.stream).config
     except api_errors.JSStreamNotFoundErr:
         if not options.create:
             raise OptionError(f"no stream {options.stream!r} in {options.path}; "
@@ -92,6 +94,16 @@ def ensure_stream(js, options: SourceOptions) -> None:
         if options.compression:
             params["compression"] = options.compression
         js.add_stream(**params)
+        return
+    if options.subjects and sorted(options.subjects) != sorted(config.subjects or []):
+        raise OptionError(f"option 'subjects' {options.subjects}: stream {options.stream!r} "
+                          f"has subjects {list(config.subjects or [])} (the option only "
+                          f"applies to a stream the write creates)")
+    compression = str(getattr(config.compression, "value", config.compression) or "none")
+    if options.compression and options.compression != compression:
+        raise OptionError(f"option 'compression' {options.compression!r}: stream "
+                          f"{options.stream!r} has compression {compression!r} (the option "
+                          f"only applies to a stream the write creates)")
 
 
 def open_store(options: SourceOptions):
