@@ -7,7 +7,7 @@ from datetime import datetime
 
 from jsstore.cli import output
 from jsstore.cli.errors import UsageError
-from jsstore.cli.values import duration_ns
+from jsstore.cli.values import asset_name, duration_ns
 from jsstore.cli.wireapi import call, paged
 
 DELIVER = {"all": "all", "last": "last", "new": "new", "last_per_subject": "last_per_subject",
@@ -18,16 +18,16 @@ def register(commands, parent) -> None:
     consumer = commands.add_parser("consumer", aliases=["con"], help="manage consumers")
     verbs = consumer.add_subparsers(dest="verb", metavar="VERB", required=True)
     ls = verbs.add_parser("ls", aliases=["list"], parents=[parent], help="a stream's consumers")
-    ls.add_argument("stream")
+    ls.add_argument("stream", type=asset_name)
     ls.add_argument("-n", "--names", action="store_true", help="names only")
     ls.set_defaults(run=consumer_ls)
     info = verbs.add_parser("info", parents=[parent], help="a consumer's configuration and state")
-    info.add_argument("stream")
-    info.add_argument("consumer")
+    info.add_argument("stream", type=asset_name)
+    info.add_argument("consumer", type=asset_name)
     info.set_defaults(run=consumer_info)
     add = verbs.add_parser("add", aliases=["create"], parents=[parent], help="create a consumer")
-    add.add_argument("stream")
-    add.add_argument("consumer")
+    add.add_argument("stream", type=asset_name)
+    add.add_argument("consumer", type=asset_name)
     add.add_argument("--filter", action="append", metavar="SUBJECT",
                      help="subjects to consume (repeatable)")
     add.add_argument("--ack", choices=["explicit", "all", "none"], default="explicit")
@@ -44,13 +44,13 @@ def register(commands, parent) -> None:
                      help="defaults for everything not given (always the case: no prompts)")
     add.set_defaults(run=consumer_add)
     rm = verbs.add_parser("rm", aliases=["delete"], parents=[parent], help="delete a consumer")
-    rm.add_argument("stream")
-    rm.add_argument("consumer")
+    rm.add_argument("stream", type=asset_name)
+    rm.add_argument("consumer", type=asset_name)
     rm.add_argument("-f", "--force", action="store_true", help="(no prompt is ever shown)")
     rm.set_defaults(run=consumer_rm)
     nxt = verbs.add_parser("next", parents=[parent], help="fetch messages of a pull consumer")
-    nxt.add_argument("stream")
-    nxt.add_argument("consumer")
+    nxt.add_argument("stream", type=asset_name)
+    nxt.add_argument("consumer", type=asset_name)
     nxt.add_argument("--count", type=int, default=1)
     nxt.add_argument("--no-ack", dest="ack", action="store_false",
                      help="leave the messages unacknowledged")
@@ -189,6 +189,9 @@ def consumer_next(backend, args) -> int:
     if args.count < 1:
         raise UsageError("--count must be at least 1")
     wait = args.timeout if args.wait is None else duration_ns(args.wait, "--wait") / 1e9
+    # a consumer that does not exist is said so, by the API, on both back ends (a pull
+    # request to it is answered by nobody, which a server's client can only wait out)
+    call(backend, f"CONSUMER.INFO.{args.stream}.{args.consumer}")
     got = backend.fetch(args.stream, args.consumer, args.count, wait)
     if not got:
         raise UsageError(f"no message received from {args.stream} > {args.consumer}")

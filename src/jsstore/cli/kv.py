@@ -7,7 +7,7 @@ from __future__ import annotations
 from jsstore.cli import output
 from jsstore.cli.errors import ApiError, CliError, UsageError
 from jsstore.cli.streams import message_of, stored_messages
-from jsstore.cli.values import duration_ns, size_bytes
+from jsstore.cli.values import asset_name, duration_ns, size_bytes
 from jsstore.cli.wireapi import call, check_storage, paged
 
 DUPLICATE_WINDOW = 120 * 10**9
@@ -19,11 +19,11 @@ def register(commands, parent) -> None:
     verbs = kv.add_subparsers(dest="verb", metavar="VERB", required=True)
     ls = verbs.add_parser("ls", aliases=["list"], parents=[parent],
                           help="the buckets, or a bucket's keys")
-    ls.add_argument("bucket", nargs="?")
+    ls.add_argument("bucket", nargs="?", type=asset_name)
     ls.add_argument("-n", "--names", action="store_true", help="names only")
     ls.set_defaults(run=kv_ls)
     add = verbs.add_parser("add", aliases=["create"], parents=[parent], help="create a bucket")
-    add.add_argument("bucket")
+    add.add_argument("bucket", type=asset_name)
     add.add_argument("--history", type=int, default=1, help="values kept per key")
     add.add_argument("--ttl", help="how long values live")
     add.add_argument("--max-value-size", dest="max_value_size", default="-1")
@@ -38,7 +38,7 @@ def register(commands, parent) -> None:
                             ("history", kv_history, "a key's values")):
         p = verbs.add_parser(verb, aliases=["rm"] if verb == "del" else [], parents=[parent],
                              help=text)
-        p.add_argument("bucket")
+        p.add_argument("bucket", type=asset_name)
         p.add_argument("key")
         if verb == "put":
             p.add_argument("value")
@@ -50,7 +50,7 @@ def register(commands, parent) -> None:
         p.set_defaults(run=run)
     watch = verbs.add_parser("watch", parents=[parent],
                              help="the current values, then (with --server) each change")
-    watch.add_argument("bucket")
+    watch.add_argument("bucket", type=asset_name)
     watch.add_argument("key", nargs="?", default=">")
     watch.add_argument("--count", type=int, default=0, help="stop after this many changes")
     watch.add_argument("--wait", default="0", metavar="DURATION",

@@ -13,7 +13,8 @@ verbs on a store directory (``--store DIR``, in process) or a server (``--server
     jsstore bench SUBJECT [--msgs N] [--size BYTES] ...
     jsstore export --store DIR --stream S --to out.parquet [--subject F] [--since T] [--master URL]
 
-Every failure is one line on stderr and a non-zero exit status (``--trace`` adds the
+Every failure is one line on stderr (a configuration file's errors: a line each) and a
+non-zero exit status (``--trace`` adds the
 traceback).  ``--json`` prints what the JetStream API answered.
 """
 
@@ -68,10 +69,13 @@ def main(argv: list[str] | None = None) -> int:
         if trace:
             traceback.print_exc()
         status = exc.status if isinstance(exc, CliError) else 1
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        lines = str(exc).splitlines() or [type(exc).__name__]
         if not isinstance(exc, CliError):
-            message = f"{type(exc).__name__}: {message}"
-        print(f"jsstore: {message}", file=sys.stderr)
+            # (not one of ours: its first line, named; a CliError's lines are each a
+            # failure, such as the errors of a configuration file)
+            lines = [f"{type(exc).__name__}: {lines[0]}"]
+        for line in lines:
+            print(f"jsstore: {line}", file=sys.stderr)
         return status
 
 

@@ -8,12 +8,12 @@ import sys
 
 from jsstore.cli import output
 from jsstore.cli.errors import UsageError
-from jsstore.cli.values import duration_ns
+from jsstore.cli.values import duration_ns, publish_subject, subscribe_subject
 
 
 def register(commands, parent) -> None:
     pub = commands.add_parser("pub", parents=[parent], help="publish a message")
-    pub.add_argument("subject")
+    pub.add_argument("subject", type=publish_subject)
     pub.add_argument("body", nargs="?", help="the payload (default: read from stdin)")
     pub.add_argument("-H", "--header", action="append", default=[], metavar="K:V")
     pub.add_argument("--count", type=int, default=1, help="publish it this many times")
@@ -22,14 +22,14 @@ def register(commands, parent) -> None:
     pub.set_defaults(run=pub_run)
     req = commands.add_parser("req", aliases=["request"], parents=[parent],
                               help="send a request and print its answer")
-    req.add_argument("subject")
+    req.add_argument("subject", type=publish_subject)
     req.add_argument("body", nargs="?", help="the payload (default: read from stdin)")
     req.add_argument("-H", "--header", action="append", default=[], metavar="K:V")
     req.add_argument("--raw", action="store_true", help="only the answer's data")
     req.set_defaults(run=req_run)
     sub = commands.add_parser("sub", aliases=["subscribe"], parents=[parent],
                               help="print the messages on a subject (needs --server)")
-    sub.add_argument("subject")
+    sub.add_argument("subject", type=subscribe_subject)
     sub.add_argument("--count", type=int, default=0, help="stop after this many (0: never)")
     sub.add_argument("--wait", default="0", metavar="DURATION",
                      help="stop after this long (10s, 1m; 0: never)")

@@ -8,6 +8,7 @@ import os
 import sys
 
 from jsstore.cli import output
+from jsstore.cli.values import asset_name
 from jsstore.cli.errors import CliError
 from jsstore.cli.wireapi import call, check_storage, paged
 
@@ -16,26 +17,26 @@ def register(commands, parent) -> None:
     obj = commands.add_parser("obj", aliases=["object"], help="object store buckets")
     verbs = obj.add_subparsers(dest="verb", metavar="VERB", required=True)
     add = verbs.add_parser("add", aliases=["create"], parents=[parent], help="create a bucket")
-    add.add_argument("bucket")
+    add.add_argument("bucket", type=asset_name)
     add.add_argument("--description", default=None)
     add.add_argument("--storage", choices=["file", "memory"], default="file")
     add.set_defaults(run=obj_add)
     ls = verbs.add_parser("ls", aliases=["list"], parents=[parent],
                           help="the buckets, or a bucket's objects")
-    ls.add_argument("bucket", nargs="?")
+    ls.add_argument("bucket", nargs="?", type=asset_name)
     ls.set_defaults(run=obj_ls)
     put = verbs.add_parser("put", parents=[parent], help="store a file")
-    put.add_argument("bucket")
+    put.add_argument("bucket", type=asset_name)
     put.add_argument("file", help="the file to store (- for stdin)")
     put.add_argument("--name", help="the object's name (default: the file's name)")
     put.set_defaults(run=obj_put)
     get = verbs.add_parser("get", parents=[parent], help="fetch an object")
-    get.add_argument("bucket")
+    get.add_argument("bucket", type=asset_name)
     get.add_argument("name")
     get.add_argument("-O", "--output", metavar="FILE", help="write it here (default: stdout)")
     get.set_defaults(run=obj_get)
     rm = verbs.add_parser("rm", aliases=["del"], parents=[parent], help="delete an object")
-    rm.add_argument("bucket")
+    rm.add_argument("bucket", type=asset_name)
     rm.add_argument("name")
     rm.add_argument("-f", "--force", action="store_true", help="(no prompt is ever shown)")
     rm.set_defaults(run=obj_rm)

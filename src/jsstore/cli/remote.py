@@ -5,6 +5,7 @@ The connection runs on an event loop of its own, driven one call at a time."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import ssl
 
 from jsstore.cli.answer import Answer
@@ -71,8 +72,26 @@ class RemoteBackend:
             raise CliError(f"could not connect to {url}: {reason}") from None
 
     def run(self, coro):
-        """Run a coroutine on the connection's loop to its end."""
-        return self.loop.run_until_complete(coro)
+        """Run a coroutine on the connection's loop to its end. Ctrl-C cancels it and lets
+        it clean up (its subscriptions, quietly) before the interrupt goes on."""
+        task = self.loop.create_task(coro)
+        interrupted = []
+
+        def interrupt() -> None:
+            interrupted.append(True)
+            task.cancel()
+        self.loop.add_signal_handler(signal.SIGINT, interrupt)
+        try:
+            result = self.loop.run_until_complete(task)
+            if interrupted:         # (it took the cancel and ended all the same)
+                raise KeyboardInterrupt
+            return result
+        except asyncio.CancelledError:
+            if interrupted:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            self.loop.remove_signal_handler(signal.SIGINT)
 
     def jetstream(self):
         """nats-py's JetStreamContext of the connection, for ``run``."""

@@ -1,7 +1,7 @@
 """``jsstore serve``: a NATS server with JetStream on jsstore, started as nats-server is.
 
     jsstore serve [-p PORT] [-a HOST] [-js] [-sd DIR] [-n NAME] [-P PIDFILE] [-l LOGFILE]
-                  [-c FILE] [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-D] [-V] [-v]
+                  [-c FILE [-t]] [-m HTTP_PORT] [--user U --pass P | --auth TOKEN] [-T] [-v]
                   [--sync_interval always|DURATION] [--store-factory MODULE:CALLABLE]
                   [--tls|--tlsverify --tlscert FILE --tlskey FILE [--tlscacert FILE]]
     jsstore serve --signal ldm|stop|quit|term|reopen|reload=<pid or pid file>
@@ -65,9 +65,10 @@ FLAGS = {
     "name": ("server_name", True),
     "P": ("pid", True), "pid": ("pid", True),
     "l": ("log", True), "log": ("log", True),
-    "D": ("debug", False), "debug": ("debug", False),
-    "V": ("trace", False), "trace": ("trace", False),
-    "DV": ("debug", False),
+    "T": ("logtime", False), "logtime": ("logtime", False),
+    "logtime_utc": ("logtime_utc", False),
+    "t": ("test_config", False),
+    "h": ("help", False), "help": ("help", False),
     "v": ("version", False), "version": ("version", False),
     "max_payload": ("max_payload", True),
     "c": ("config", True), "config": ("config", True),
@@ -80,6 +81,71 @@ FLAGS = {
     "tlscert": ("tlscert", True), "tlskey": ("tlskey", True), "tlscacert": ("tlscacert", True),
 }
 TLS_FLAGS = ("tls_flag", "tlsverify", "tlscert", "tlskey", "tlscacert")
+# flags that take a number: nats-server's words for one that is not
+NUMBERS = ("port", "http_port", "max_payload")
+# nats-server's flags that jsstore does not do, refused with the reason (never ignored)
+NO_TRACE = "jsstore has no debug or trace log"
+CLUSTERING = "clustering is nats-server's: jsstore runs alone"
+REFUSED_FLAGS = {
+    **dict.fromkeys(("D", "debug", "V", "trace", "VV", "DV", "DVV", "max_traced_msg_len"),
+                    NO_TRACE),
+    **dict.fromkeys(("s", "syslog", "r", "remote_syslog", "log_size_limit"),
+                    "jsstore logs to stderr or to -l FILE only"),
+    **dict.fromkeys(("routes", "cluster", "cluster_name", "no_advertise",
+                     "cluster_advertise", "connect_retries", "cluster_listen",
+                     "client_advertise"), CLUSTERING),
+    **dict.fromkeys(("ms", "https_port"), "the monitoring port serves plain HTTP"),
+    "ports_file_dir": "a setting of nats-server's own process that jsstore does not have",
+    "profile": "a setting of nats-server's own process that jsstore does not have",
+    "help_tls": "TLS settings are in docs/security.md",
+}
+
+USAGE = """Usage: jsstore serve [options]
+
+Server Options:
+    -a, --addr, --net <host>         Bind to host address (default: 0.0.0.0)
+    -p, --port <port>                Use port for clients (default: 4222; -1: a free one)
+    -n, --name
+        --server_name <server_name>  Server name (default: none)
+    -P, --pid <file>                 File to store PID
+    -m, --http_port <port>           Use port for http monitoring (/varz, /connz, /jsz, /healthz)
+    -c, --config <file>              Configuration file (nats-server's format)
+    -t                               Test configuration and exit
+    -sl,--signal <signal>=<pid>      Send signal to jsstore process (ldm, stop, quit, term, reopen, reload)
+                                     <pid> can be either a PID or the path to a PID file
+        --max_payload <bytes>        Largest message a client may publish (default: 1048576)
+
+Logging Options:
+    -l, --log <file>                 File to redirect log output (default: stderr)
+    -T, --logtime                    Timestamp log entries (default: true)
+        --logtime_utc                Timestamps in UTC instead of local timezone (default: false)
+
+JetStream Options:
+    -js, --jetstream                 Enable JetStream functionality
+    -sd, --store_dir <dir>           Set the storage directory (default: <temp dir>/jsstore)
+        --sync_interval, --sync <interval>
+                                     "always" (fsync before each PubAck) or a duration
+                                     between background fsyncs (default: 2m)
+        --store-factory <mod:func>   Make every file stream's store with this callable
+
+Authorization Options:
+        --user <user>                User required for connections
+        --pass <password>            Password required for connections
+        --auth <token>               Authorization token required for connections
+
+TLS Options:
+        --tls                        Enable TLS, do not verify clients (default: false)
+        --tlscert <file>             Server certificate file
+        --tlskey <file>              Private key for server certificate
+        --tlsverify                  Enable TLS, verify client certificates
+        --tlscacert <file>           Client certificate CA for verification
+
+Common Options:
+    -h, --help                       Show this message
+    -v, --version                    Show version
+
+nats-server's -D, -V, -s, -r, -ms and cluster flags are refused: jsstore does not do them.
+"""
 
 # --signal <command>=<pid>: what each command sends, as nats-server maps them
 SIGNALS = {"ldm": signal.SIGUSR2, "stop": signal.SIGKILL, "quit": signal.SIGINT,
@@ -100,8 +166,11 @@ def parse_flags(argv: list[str]) -> dict:
         value = None
         if "=" in name:
             name, value = name.split("=", 1)
+        if name in REFUSED_FLAGS:
+            raise UsageError(f"-{name} is not supported by jsstore: {REFUSED_FLAGS[name]}")
         if name not in FLAGS:
-            raise UsageError(f"flag provided but not defined: -{name}")
+            raise UsageError(f"flag provided but not defined: -{name} "
+                             f"(jsstore serve -h lists the flags)")
         key, takes = FLAGS[name]
         if takes:
             if value is None:
@@ -109,6 +178,12 @@ def parse_flags(argv: list[str]) -> dict:
                 if i >= len(argv):
                     raise UsageError(f"flag needs an argument: -{name}")
                 value = argv[i]
+            if key in NUMBERS:
+                try:
+                    int(value)
+                except ValueError:
+                    raise UsageError(f'invalid value "{value}" for flag -{name}: '
+                                     f"parse error") from None
             out[key] = value
         else:
             out[key] = value not in ("false", "0") if value is not None else True
@@ -215,14 +290,28 @@ def tls_from_flags(options: dict) -> tlsconfig.TLSSettings:
                                  verify=bool(options.get("tlsverify")))
 
 
+def file_options(path: str) -> dict:
+    """The options of configuration file `path`; CliError (exit status 1, as nats-server's
+    for a file it refuses) listing every error, a line each, as nats-server lists them."""
+    try:
+        return server_options.server_options(server_config.load(path))
+    except (OSError, server_config.ConfigError) as exc:
+        raise CliError(f"configuration: {exc}") from None
+
+
+def test_config(options: dict) -> int:
+    """-t: the configuration file read and checked, nothing started (nats-server's words)."""
+    if not options.get("config"):
+        raise UsageError("must specify [-c, --config] option to check configuration file "
+                         "syntax")
+    file_options(options["config"])
+    print(f"jsstore: configuration file {options['config']} is valid")
+    return 0
+
+
 def serve(options: dict) -> int:
     if options.get("config"):
-        try:
-            from_file = server_options.server_options(server_config.load(options["config"]))
-        except (OSError, server_config.ConfigError) as exc:
-            # (exit status 1, as nats-server's for a file it refuses; every error on a
-            # line of its own, as nats-server lists them)
-            raise CliError(f"configuration: {exc}") from None
+        from_file = file_options(options["config"])
         options = {**from_file, **{k: v for k, v in options.items() if k != "config"}}
     if any(options.get(flag) for flag in TLS_FLAGS):
         options["tls"] = tls_from_flags(options)
@@ -331,6 +420,11 @@ def send_signal(spec: str) -> int:
 def serve_main(argv: list[str]) -> int:
     """`jsstore serve ARGS`: the server with nats-server's flags (or --signal, -v)."""
     options = parse_flags(argv)
+    if options.get("help"):
+        print(USAGE, end="")
+        return 0
+    if options.get("test_config"):
+        return test_config(options)
     if options.get("version"):
         print(f"jsstore: v{__version__}")
         return 0

@@ -8,7 +8,7 @@ import json
 
 from jsstore.cli import output
 from jsstore.cli.errors import ApiError, UsageError
-from jsstore.cli.values import duration_ns, size_bytes
+from jsstore.cli.values import asset_name, duration_ns, size_bytes
 from jsstore.cli.wireapi import call, check_storage, paged
 from jsstore.wire.headers import decode_headers
 
@@ -33,38 +33,38 @@ def register(commands, parent) -> None:
     ls.add_argument("-n", "--names", action="store_true", help="names only")
     ls.set_defaults(run=stream_ls)
     info = verbs.add_parser("info", parents=[parent], help="a stream's configuration and state")
-    info.add_argument("stream")
+    info.add_argument("stream", type=asset_name)
     info.set_defaults(run=stream_info)
     for verb, run, text in (("add", stream_add, "create a stream"),
                             ("edit", stream_edit, "change a stream's configuration")):
         p = verbs.add_parser(verb, aliases=["create"] if verb == "add" else [],
                              parents=[parent], help=text)
-        p.add_argument("stream")
+        p.add_argument("stream", type=asset_name)
         config_flags(p, verb == "add")
         p.set_defaults(run=run)
     rm = verbs.add_parser("rm", aliases=["delete"], parents=[parent], help="delete a stream")
-    rm.add_argument("stream")
+    rm.add_argument("stream", type=asset_name)
     rm.add_argument("-f", "--force", action="store_true", help="(no prompt is ever shown)")
     rm.set_defaults(run=stream_rm)
     purge = verbs.add_parser("purge", parents=[parent], help="remove a stream's messages")
-    purge.add_argument("stream")
+    purge.add_argument("stream", type=asset_name)
     purge.add_argument("-f", "--force", action="store_true", help="(no prompt is ever shown)")
     purge.add_argument("--subject", help="only messages on this subject")
     purge.add_argument("--seq", type=int, help="messages below this sequence")
     purge.add_argument("--keep", type=int, help="keep this many of the newest messages")
     purge.set_defaults(run=stream_purge)
     get = verbs.add_parser("get", parents=[parent], help="one message by sequence")
-    get.add_argument("stream")
+    get.add_argument("stream", type=asset_name)
     get.add_argument("seq", type=int, nargs="?")
     get.add_argument("-S", "--last-for", metavar="SUBJECT", help="the last message on SUBJECT")
     get.set_defaults(run=stream_get)
     rmm = verbs.add_parser("rmm", parents=[parent], help="delete one message")
-    rmm.add_argument("stream")
+    rmm.add_argument("stream", type=asset_name)
     rmm.add_argument("seq", type=int)
     rmm.add_argument("-f", "--force", action="store_true", help="(no prompt is ever shown)")
     rmm.set_defaults(run=stream_rmm)
     view = verbs.add_parser("view", parents=[parent], help="print a stream's messages")
-    view.add_argument("stream")
+    view.add_argument("stream", type=asset_name)
     view.add_argument("--id", type=int, default=1, metavar="SEQ", help="first sequence")
     view.add_argument("--subject", default=">", help="only messages on this subject filter")
     view.add_argument("--count", type=int, default=0, help="at most this many (0: all)")
