@@ -55,6 +55,8 @@ def test_a_directory_nats_server_serves_is_refused_and_nothing_of_it_changes(spa
         with pytest.raises(Exception, match=r"nats-server may be serving.*server_stopped"):
             write(rows(spark), store)
         assert asyncio.run(_publish(server.url, 10, 5)) == (15, 15)
+        stream = os.path.join(store, "jetstream", "$G", "streams", "OUT")
+        assert "jsstore.lock" not in os.listdir(stream)      # the check wrote nothing there
     with nats_server(store) as server:
         assert asyncio.run(_publish(server.url, 15, 0)) == (15, 15)
         assert "corrupt" not in server.log_text().lower()

@@ -15,10 +15,12 @@ nats-server serves it.
 
 from __future__ import annotations
 
+import fcntl
 import os
 
+from jsstore.errors import StoreLocked
 from jsstore.spark.options import OptionError, SourceOptions
-from jsstore.store.files import lock_stream_dir
+from jsstore.store.files import LOCK_FILE
 
 JETSTREAM_DIR = "jetstream"
 STREAMS_DIR = "streams"
@@ -35,13 +37,30 @@ def stream_directories(path: str):
                     yield directory
 
 
+def check_unlocked(directory: str) -> None:
+    """StoreLocked naming the holder when a jsstore process holds the stream directory's
+    lock.  Only probes: nothing is written (a stream no jsstore process ever opened has no
+    lock file, and nobody to hold it)."""
+    try:
+        fd = os.open(os.path.join(directory, LOCK_FILE), os.O_RDWR)
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (BlockingIOError, PermissionError):
+        holder = os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "another process"
+        raise StoreLocked(f"store directory {directory} is in use by {holder}") from None
+    finally:
+        os.close(fd)                 # (releases the probe's lock)
+
+
 def check_not_served(options: SourceOptions) -> None:
     """Raise (jsstore.errors.StoreLocked naming the holder, or OptionError) unless a write
     into `options.path` can not collide with a process serving it."""
     if not os.path.isdir(os.path.join(options.path, JETSTREAM_DIR)):
         return
     for directory in stream_directories(options.path):
-        os.close(lock_stream_dir(directory))
+        check_unlocked(directory)
     if not options.server_stopped:
         raise OptionError(
             f"{options.path} is a store directory that nats-server may be serving: "
