@@ -30,7 +30,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from jsstore._core.subjects import _subject_matches, filters_overlap, is_routable
+from jsstore._core.subjects import is_routable
 from jsstore.deferred import deferred
 from jsstore.errors import StoreClosed
 from jsstore.gocompat.times import rfc3339_nano
@@ -55,6 +55,7 @@ from jsstore.wire import headers as header_block
 from jsstore.wire.api import BATCH_ID
 from jsstore.wire.bus import Bus, Msg
 from jsstore.wire.headers import decode_headers, encode_headers
+from jsstore.wire.subjecttree import SubjectTree
 
 log = logging.getLogger(__name__)
 STORE_FAILED = "error creating store for stream"    # nats-server's errStreamStoreFailed
@@ -174,6 +175,7 @@ class JetStream:
         self._streams: dict[str, Stream] = {}
         self._routes: dict[str, Stream] = {}  # publish subject -> the stream capturing it
         self.routes_version = 0     # changes whenever a stream is added, changed or removed
+        self._capture_tree: SubjectTree | None = None   # every stream's subjects (_captures)
         # the lock every stream and consumer runs under (reentrant): ``with js.lock:``;
         # methods named ``..._locked`` expect it held
         self.lock = threading.RLock()
@@ -486,14 +488,33 @@ class JetStream:
         """The stream capturing `subject`, else the first whose subjects overlap it (a
         filter with wildcards), or None."""
         found = self.capturing_stream_locked(subject) if subject else None
-        if found is None:
-            found = next((s for s in self._streams.values()
-                          if any(filters_overlap(subject, c) for c in s.config.subjects)), None)
+        if found is None and subject:
+            found = self._first(self._captures().overlapping(subject))
         return found
+
+    def _captures(self) -> SubjectTree:
+        """Every stream's subjects, each to its stream (made again after _reroute)."""
+        tree = self._capture_tree
+        if tree is None:
+            tree = self._capture_tree = SubjectTree()
+            for stream in self._streams.values():
+                for subject in stream.config.subjects:
+                    tree.insert(subject, stream)
+        return tree
+
+    def _first(self, streams) -> Stream | None:
+        """Of `streams`, the one created first (stream subjects do not overlap, so there is
+        one at most, but for a store whose files say otherwise)."""
+        found = list(dict.fromkeys(streams))
+        if len(found) <= 1:
+            return found[0] if found else None
+        order = {name: i for i, name in enumerate(self._streams)}
+        return min(found, key=lambda stream: order.get(stream.name, len(order)))
 
     def _reroute(self) -> None:
         """Streams were added, changed or removed: publishes are routed afresh."""
         self._routes.clear()
+        self._capture_tree = None
         self.routes_version += 1
 
     def _route(self, subject: str) -> Stream:
@@ -503,17 +524,17 @@ class JetStream:
         self.check_open()
         if not is_routable(subject):
             raise ValueError(f"invalid publish subject {subject!r}")
-        # as nats-server's sublist matches a publish against a stream's subscriptions: a
-        # `*` or `>` token of the subject is an ordinary token that only a wildcard of the
-        # stream's subjects takes ("kv.a.*" goes to a stream of "kv.>" or "kv.a.*", not to
-        # one of "kv.a.b"); streams' subjects do not overlap, so one stream at most
-        for candidate in self._streams.values():
-            if any(_subject_matches(subject, captured) for captured in candidate.config.subjects):
-                if len(self._routes) >= ROUTE_CACHE_LIMIT:
-                    self._routes.clear()
-                self._routes[subject] = candidate
-                return candidate
-        raise NoStreamResponseError(f"no stream captures subject {subject!r}")
+        # as nats-server's sublist matches a publish against a stream's subscriptions (in
+        # a tree of their tokens, whatever the number of subjects): a `*` or `>` token of
+        # the subject is an ordinary token that only a wildcard of the stream's subjects
+        # takes ("kv.a.*" goes to a stream of "kv.>" or "kv.a.*", not to one of "kv.a.b")
+        candidate = self._first(self._captures().match(subject))
+        if candidate is None:
+            raise NoStreamResponseError(f"no stream captures subject {subject!r}")
+        if len(self._routes) >= ROUTE_CACHE_LIMIT:
+            self._routes.clear()
+        self._routes[subject] = candidate
+        return candidate
 
     def publish(self, subject: str, payload: bytes = b"", *,
                 headers: Mapping[str, str | list[str]] | bytes | None = None) -> PubAck:
