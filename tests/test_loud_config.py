@@ -274,3 +274,10 @@ def test_logtime_false_and_the_monitoring_host(tmp_path):
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_docs_name_every_key():
+    """docs/security.md lists each key with what jsstore does with it."""
+    docs = open(os.path.join(os.path.dirname(__file__), "..", "docs", "security.md")).read()
+    missing = [(b, k) for b, k, _ in _every() if f"`{k}" not in docs]
+    assert missing == []
