@@ -5,8 +5,9 @@ request and a traceback in the log).
 - A name's limits count bytes (255 for a stream or durable name: 127 'é's pass, 128 are
   "too long"), as do a description's and metadata's.
 - A name the file system cannot take (a NUL in it) fails the stream's creation with
-  nats-server's 10049 "error creating store for stream"; a memory stream of that name is
-  created, as on nats-server.
+  nats-server's 10049 "error creating store for stream", a consumer's with 10012 "error
+  creating store for consumer"; a memory stream of that name is created, as on
+  nats-server.
 - A subject that is not UTF-8 (`ds.\\xff\\xfe`) is stored and acknowledged, delivered to
   subscribers and read back with the very bytes it was published with, also after a
   restart."""
@@ -65,6 +66,13 @@ def _names(port: int) -> dict:
     body = json.dumps({"stream_name": "C", "config": {"durable_name": e127}}).encode()
     out["durable 254 bytes"] = _answer(raw.request(
         b"$JS.API.CONSUMER.DURABLE.CREATE.C." + e127.encode(), body))
+    for name in ("n\x00ul", "x\x01y"):
+        body = json.dumps({"stream_name": "C", "config": {"durable_name": name}}).encode()
+        out[f"durable {name!r}"] = _answer(raw.request(
+            b"$JS.API.CONSUMER.DURABLE.CREATE.C." + name.encode(), body))
+        body = json.dumps({"stream_name": "C", "config": {"name": name + "2"}}).encode()
+        out[f"named {name!r}"] = _answer(raw.request(
+            b"$JS.API.CONSUMER.CREATE.C." + name.encode() + b"2", body))
     body = json.dumps({"stream_name": "C", "config": {
         "durable_name": "desc", "description": "é" * 2049}}).encode()
     out["consumer description"] = _answer(raw.request(
@@ -124,6 +132,7 @@ def test_names_and_subjects_are_bytes_as_on_nats_server(tmp_path):
     assert theirs["nul file"] == (500, 10049, "error creating store for stream")
     assert theirs["256 bytes file"][1] == 10052
     assert theirs["durable 256 bytes"][0] == 400
+    assert theirs["durable 'n\\x00ul'"] == (500, 10012, "error creating store for consumer")
     assert theirs["ack"] == ("ok", "DS", 1)
     assert theirs["subscriber"] == b"MSG ds.\xff\xfe 7 _INBOX.n2 2\r\nhi\r\n"
     assert theirs["pulled subjects"] == [b"ds.\xff\xfe", b"ds.\xc3\x28"]

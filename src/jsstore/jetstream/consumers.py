@@ -319,7 +319,8 @@ class ConsumerRegistry:
         created = self.clock()
         try:
             store = stream.store.consumer_store(name, created, consumerconfig.to_dict(config))
-        except (StoreError, OSError) as exc:
+        except (StoreError, OSError, ValueError) as exc:
+            # (ValueError: a name the file system cannot take, such as one with a NUL)
             raise consumercreate.store_failed_error() from exc
         consumer = self._attach_locked(stream, name, config, store, created)
         self._advise(stream.name, name, "create")
