@@ -125,3 +125,32 @@ def test_ctrl_c_is_quiet(server, args):
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130, err
     assert err == ""
+
+
+def test_reload_and_reopen_signals_keep_the_server(tmp_path):
+    """--signal reload (SIGHUP) is refused in the log and the server goes on (the default
+    action of SIGHUP ended it without a word); --signal reopen (SIGUSR1) reopens -l's file,
+    as nats-server does after a rotation."""
+    log = tmp_path / "server.log"
+    process = subprocess.Popen([sys.executable, "-m", "jsstore", "serve", "-a", "127.0.0.1",
+                                "-p", "-1", "-js", "-sd", str(tmp_path / "store"), "-l",
+                                str(log)], env=ENV, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        def wait_for(path, words):
+            deadline = time.monotonic() + 20
+            while not (path.exists() and words in path.read_text()):
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.05)
+        wait_for(log, "Server is ready")
+        port = re.search(r"client connections on [\d.]+:(\d+)", log.read_text()).group(1)
+        assert _jsstore("serve", "--signal", f"reload={process.pid}").returncode == 0
+        wait_for(log, "Configuration reload is not supported")
+        os.rename(log, tmp_path / "server.log.1")
+        assert _jsstore("serve", "--signal", f"reopen={process.pid}").returncode == 0
+        wait_for(log, "File log re-opened")
+        assert process.poll() is None
+        assert _jsstore("stream", "ls", "--server", f"nats://127.0.0.1:{port}").returncode == 0
+    finally:
+        process.terminate()
+        process.wait(10)

@@ -195,17 +195,32 @@ class Log:
     """nats-server's log line: [pid] yyyy/mm/dd hh:mm:ss.uuuuuu [INF] text."""
 
     def __init__(self, path: str | None, times: bool = True, utc: bool = False):
+        self.path = path
         self.stream = open(path, "a", buffering=1) if path else sys.stderr
         self.pid = os.getpid()
         self.times = times      # logtime: false leaves the date and time out
         self.clock = time.gmtime if utc else time.localtime     # logtime_utc
 
+    def reopen(self) -> None:
+        """SIGUSR1 (--signal reopen): the log file opened again by its name (after a
+        rotation moved it away), as nats-server does."""
+        if self.path:
+            stream, self.stream = self.stream, open(self.path, "a", buffering=1)
+            stream.close()
+            self.info("File log re-opened")
+
     def info(self, text: str) -> None:
+        self.line("INF", text)
+
+    def error(self, text: str) -> None:
+        self.line("ERR", text)
+
+    def line(self, level: str, text: str) -> None:
         now = time.time()
         stamp = time.strftime("%Y/%m/%d %H:%M:%S", self.clock(now)) + \
             f".{int(now % 1 * 1e6):06d} " if self.times else ""
         try:
-            self.stream.write(f"[{self.pid}] {stamp}[INF] {text}\n")
+            self.stream.write(f"[{self.pid}] {stamp}[{level}] {text}\n")
             self.stream.flush()
         except (OSError, ValueError):
             pass
@@ -379,9 +394,16 @@ def serve(options: dict) -> int:
             await server.lame_duck(log.info)
             task.cancel()
 
+        def reload() -> None:
+            # (the default action of SIGHUP would end the server without a word)
+            log.error("Configuration reload is not supported by jsstore: the configuration "
+                      "in use is unchanged; restart the server to apply a new one")
+
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop, sig)
         loop.add_signal_handler(signal.SIGUSR2, lambda: loop.create_task(lame_duck()))
+        loop.add_signal_handler(signal.SIGHUP, reload)
+        loop.add_signal_handler(signal.SIGUSR1, log.reopen)
         try:
             await server.serve(ready)
         except asyncio.CancelledError:
