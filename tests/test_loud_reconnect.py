@@ -109,3 +109,31 @@ def test_second_connect_drops_subscriptions_as_nats_server(tmp_path):
     assert theirs["bad password"] == [("-ERR 'Authorization Violation'",), ("closed",)]
     assert theirs["limited"] == [("orders.open", "1", "l2")]
     assert theirs["alice after limited"] == [("orders.secret", "1", "l3")]
+
+
+CONNECTS = ['"account":"SECRET"', '"new_account":true',
+            '"user":"alice","pass":"a","account":"SECRET"',
+            '"user":"alice","pass":"a","new_account":true',
+            '"user":"alice","pass":"a","jwt":"x"', '"user":"alice","pass":"a","protocol":5',
+            '"user":"alice","pass":"a","protocol":-1', '"user":"alice","pass":"a","protocol":1',
+            '"user":"alice","pass":"a","echo":"no"', '"user":"alice","pass":"a","name":5',
+            '"user":"alice","pass":"a","no_responders":true,"headers":false']
+
+
+def test_connect_options_are_judged_as_nats_server_judges_them(tmp_path):
+    """Naming an account in CONNECT is refused even beside good credentials (it let the
+    client in), and a protocol other than 0 or 1 is 'invalid client protocol'."""
+    conf = tmp_path / "reconnect.conf"
+    conf.write_text(CONF)
+    found = {}
+    for kind in KINDS:
+        with start(kind, tmp_path / kind, conf) as srv:
+            found[kind] = {}
+            for options in CONNECTS:
+                session = Session(srv.port, connect=False)
+                found[kind][options] = session.exchange(
+                    b"CONNECT {%s}\r\n" % options.encode())
+                session.close()
+    assert found["jsstore"] == found["nats-server"]
+    assert found["nats-server"][CONNECTS[2]][0] == ("-ERR 'Authorization Violation'",)
+    assert found["nats-server"][CONNECTS[5]][0] == ("-ERR 'invalid client protocol'",)

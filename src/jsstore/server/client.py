@@ -319,7 +319,9 @@ class Client(Output, asyncio.Protocol):
                 self.unsubscribe(sub)
         self.connect_received = True
         identity = self.server.auth.authenticate(options, self.nonce, self.cert)
-        if identity is None:
+        if identity is None or options.get("account") or options.get("new_account"):
+            # (as nats-server: naming an account in CONNECT is an error, once optional for
+            # sandbox set-ups, even beside good credentials)
             self.error_and_close(AUTHORIZATION_VIOLATION)
             return False
         account = self.server.account(identity.account)
@@ -343,6 +345,9 @@ class Client(Output, asyncio.Protocol):
         self.pedantic = options["pedantic"]
         self.echo = options["echo"]
         self.protocol = options.get("protocol", 0)
+        if not 0 <= self.protocol <= 1:         # ClientProtoZero..ClientProtoInfo
+            self.error_and_close("invalid client protocol")
+            return False
         if self.protocol >= 1:
             # as nats-server: an INFO update telling the client which account it is in
             # (after the PONG to the first PING, as nats-server: a client's handshake
