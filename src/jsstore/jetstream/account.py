@@ -197,6 +197,13 @@ class JetStream:
                 continue
             store = self.stores.reopen(found.directory,
                                        streamconfig.to_store_config(found.config))
+            for damage in getattr(store, "damage", ()):
+                # what recovery could not read, said where it is seen first (the stream's
+                # state carries it too: STREAM.INFO's "lost", as nats-server's)
+                lost = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in damage.lost_seqs)
+                log.warning("stream '%s > %s': %s: %s%s", self.account, found.name,
+                            damage.path, damage.problem,
+                            f"; messages lost: {lost}" if lost else "")
             self._streams[found.name] = self._new_stream(found.config, store, found.created,
                                                          recovered=True)
         for stream in list(self._streams.values()):
