@@ -27,10 +27,10 @@ def test_damage_found_at_open_is_logged(tmp_path, caplog):
         js = jsstore.open(str(tmp_path))
     try:
         state = js.stream_info("S").state
-        assert state.lost is not None and state.lost.msgs[0] == state.last_seq + 1
+        assert state.lost is not None and state.lost.msgs[0] == state.messages + 1
         assert state.lost.msgs[-1] == 300
         warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-        assert any("'$G > S'" in w and block in w and f"messages lost: {state.last_seq + 1}-300"
+        assert any("'$G > S'" in w and block in w and f"messages lost: {state.messages + 1}-300"
                    in w for w in warnings), warnings
     finally:
         js.close()
