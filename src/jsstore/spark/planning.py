@@ -248,7 +248,8 @@ def _from_index(directory: str, state, files) -> StreamBlocks:
 
 
 # path -> (size, mtime ns, summary): a block file that has not changed is not walked again
-# (a streaming query plans every micro-batch in the same process)
+# (a streaming query plans every micro-batch in the same process); every summary is taken
+# with the block's hash key (the directory's name is the stream's)
 _summaries: dict[str, tuple[int, int, dict]] = {}
 SUMMARY_CACHE_LIMIT = 100_000
 
@@ -282,7 +283,9 @@ def latest_sequence(directory: str) -> int:
     files = block_files(os.path.join(directory, MSGS_DIR))
     for position in range(len(files) - 1, -1, -1):
         try:
-            summary = block_summary(files[position][1], reuse=position < len(files) - 1)
+            summary = block_summary(files[position][1], reuse=position < len(files) - 1,
+                                    hash_key=block_hash_key(os.path.basename(directory),
+                                                            files[position][0]))
         except FileNotFoundError:
             continue
         last = max(summary["max_seq"], summary["last_seq"], max(summary["tombstones"], default=0))
