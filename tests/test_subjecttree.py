@@ -76,3 +76,25 @@ def test_removal_leaves_the_others_and_prunes(names, data):
     for index in left:
         tree.remove(names[index], index)
     assert tree._root.empty()
+
+
+def test_a_consumer_of_many_filters_takes_what_they_match(tmp_path):
+    """A consumer with more filters than fit a list is matched through the tree: it gets
+    the messages some filter matches, the core's rule, no more and no fewer."""
+    import jsstore
+
+    filters = [f"o.{n}.*" for n in range(12)] + ["p.>", "q.a", "r.*.x"]
+    subjects = [f"{a}.{b}.{c}" for a in "opqr" for b in ["1", "3", "11", "40", "a", "z"]
+                for c in ["x", "y"]] + ["q.a", "p.1", "r.1"]
+    expected = [s for s in subjects if any(_subject_matches(s, f) for f in filters)]
+    js = jsstore.open(str(tmp_path))
+    try:
+        js.add_stream(name="T", subjects=["o.>", "p.>", "q.>", "r.>"])
+        for subject in subjects:
+            js.publish(subject, b"")
+        js.add_consumer("T", durable_name="C", ack_policy="none", filter_subjects=filters)
+        sub = js.pull_subscribe("", durable="C", stream="T")
+        got = [msg.subject for msg in sub.fetch(len(subjects), timeout=0)]
+    finally:
+        js.close()
+    assert got == expected and len(expected) > 20

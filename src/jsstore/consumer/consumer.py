@@ -67,8 +67,10 @@ from jsstore.gocompat.times import parse_time_ns
 from jsstore.stream.advisories import ADVISORY_PREFIX
 from jsstore.wire import apierrors as api_errors
 from jsstore.wire.bus import Msg
+from jsstore.wire.subjecttree import SubjectTree
 
 ACK_WAIT_DELAY = MS                     # ackWaitDelay: lets a burst expire together
+FILTERS_IN_A_LIST = 8                   # more filters than this are matched in a tree
 DELETE_WAIT_DEFAULT = 5 * SECOND        # JsDeleteWaitTimeDefault (ephemerals)
 PINNED_TTL_DEFAULT = 120 * SECOND       # JsDefaultPinnedTTL
 
@@ -138,6 +140,13 @@ class Consumer:
     def _configure(self, config) -> None:
         self.config = config
         self.filters = gather_filters(config)
+        # many filters are matched in a tree of their tokens (a message's check took a
+        # comparison per filter: 10,000 of them for every message stored)
+        self.filter_tree = None
+        if len(self.filters) > FILTERS_IN_A_LIST:
+            self.filter_tree = SubjectTree()
+            for subject in self.filters:
+                self.filter_tree.insert(subject, subject)
         # what the store's filtered loads take: all, one filter, or a list
         self.load_filter = (">" if not self.filters else
                             self.filters[0] if len(self.filters) == 1 else list(self.filters))
@@ -178,6 +187,8 @@ class Consumer:
     def is_filtered_match(self, subject: str) -> bool:
         if not self.filters:
             return True
+        if self.filter_tree is not None:
+            return bool(self.filter_tree.match(subject))
         return any(_subject_matches(subject, f) for f in self.filters)
 
     # -- what the owner gives -------------------------------------------------------------
