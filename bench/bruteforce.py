@@ -17,6 +17,7 @@ and for jsstore the ratios to nats-server's figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -135,8 +136,11 @@ def bystander(port: int, seconds: float) -> dict:
             "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 3)}
 
 
-def run(kind: str, seconds: float, attackers: int) -> dict:
-    with tempfile.TemporaryDirectory(prefix="jsstore-bruteforce-") as tmp:
+@contextlib.contextmanager
+def echo_server(kind: str):
+    """A server of `kind` on CONF (a store directory of its own) with the responder the
+    bystander's requests go to running; yields the server."""
+    with tempfile.TemporaryDirectory(prefix="jsstore-bystander-") as tmp:
         conf = os.path.join(tmp, "server.conf")
         with open(conf, "w") as f:
             f.write(CONF)
@@ -147,26 +151,31 @@ def run(kind: str, seconds: float, attackers: int) -> dict:
         try:
             echo.start()
             time.sleep(0.3)
-            baseline = bystander(server.port, min(seconds, 3.0))
-            stop = multiprocessing.Event()
-            attempts = multiprocessing.Value("q", 0)
-            procs = [multiprocessing.Process(target=attacker, args=(server.port, stop, attempts))
-                     for _ in range(attackers)]
-            for p in procs:
-                p.start()
-            time.sleep(0.5)                     # the flood is on
-            before, began = attempts.value, time.monotonic()
-            under_attack = bystander(server.port, seconds)
-            failed_per_s = (attempts.value - before) / (time.monotonic() - began)
-            stop.set()
-            for p in procs:
-                p.join(30)
-            return {"failed_connects_per_s": round(failed_per_s), "baseline": baseline,
-                    "under_attack": under_attack}
+            yield server
         finally:
             stop_responder.set()
             echo.join(5)
             server.stop()
+
+
+def run(kind: str, seconds: float, attackers: int) -> dict:
+    with echo_server(kind) as server:
+        baseline = bystander(server.port, min(seconds, 3.0))
+        stop = multiprocessing.Event()
+        attempts = multiprocessing.Value("q", 0)
+        procs = [multiprocessing.Process(target=attacker, args=(server.port, stop, attempts))
+                 for _ in range(attackers)]
+        for p in procs:
+            p.start()
+        time.sleep(0.5)                     # the flood is on
+        before, began = attempts.value, time.monotonic()
+        under_attack = bystander(server.port, seconds)
+        failed_per_s = (attempts.value - before) / (time.monotonic() - began)
+        stop.set()
+        for p in procs:
+            p.join(30)
+        return {"failed_connects_per_s": round(failed_per_s), "baseline": baseline,
+                "under_attack": under_attack}
 
 
 def main(argv=None) -> int:

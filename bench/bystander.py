@@ -27,7 +27,6 @@ import json
 import os
 import socket
 import sys
-import tempfile
 import threading
 import time
 
@@ -37,9 +36,7 @@ for path in (os.path.join(ROOT, "src"), os.path.join(ROOT, "tests"), HERE):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from bruteforce import CONF, _connect, bystander, responder  # noqa: E402
-from jsstoreserver import start_jsstore_server  # noqa: E402
-from natsserver import start_nats_server  # noqa: E402
+from bruteforce import _connect, bystander, echo_server  # noqa: E402
 
 
 def _read_until(sock: socket.socket, marker: bytes, timeout: float = 600) -> bytes:
@@ -99,32 +96,18 @@ def _heavy(port: int, scenario: str, count: int, ready: threading.Event, out: di
 
 
 def run(kind: str, scenario: str, seconds: float, count: int) -> dict:
-    with tempfile.TemporaryDirectory(prefix="jsstore-bystander-") as tmp:
-        conf = os.path.join(tmp, "server.conf")
-        with open(conf, "w") as f:
-            f.write(CONF)
-        start = start_jsstore_server if kind == "jsstore" else start_nats_server
-        server = start(os.path.join(tmp, "store"), ["-c", conf])
-        stop_responder = threading.Event()
-        echo = threading.Thread(target=responder, args=(server.port, stop_responder))
-        try:
-            echo.start()
-            time.sleep(0.3)
-            baseline = bystander(server.port, min(seconds, 3.0))
-            ready, heavy_out = threading.Event(), {}
-            heavy = threading.Thread(target=_heavy,
-                                     args=(server.port, scenario, count, ready, heavy_out))
-            heavy.start()
-            ready.wait(600)
-            during = bystander(server.port, seconds)
-            heavy_out["done"] = True
-            heavy.join(600)
-            return {"baseline": baseline, "during": during,
-                    "request_s": round(heavy_out.get("request_s", 0.0), 3)}
-        finally:
-            stop_responder.set()
-            echo.join(5)
-            server.stop()
+    with echo_server(kind) as server:
+        baseline = bystander(server.port, min(seconds, 3.0))
+        ready, heavy_out = threading.Event(), {}
+        heavy = threading.Thread(target=_heavy,
+                                 args=(server.port, scenario, count, ready, heavy_out))
+        heavy.start()
+        ready.wait(600)
+        during = bystander(server.port, seconds)
+        heavy_out["done"] = True
+        heavy.join(600)
+        return {"baseline": baseline, "during": during,
+                "request_s": round(heavy_out.get("request_s", 0.0), 3)}
 
 
 def main(argv=None) -> int:

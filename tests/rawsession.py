@@ -22,6 +22,23 @@ def start(kind: str, store_dir, conf):
     return jsstore_server(store_dir, ["-c", str(conf)])
 
 
+def on_both(tmp_path, conf_text: str, outcomes) -> tuple[dict, dict]:
+    """(jsstore's, nats-server's) `outcomes(port)` on servers started on one configuration
+    file of `conf_text`, each with a store directory of its own."""
+    conf = tmp_path / "both.conf"
+    conf.write_text(conf_text)
+    found = {}
+    for kind in KINDS:
+        with start(kind, tmp_path / kind, conf) as srv:
+            found[kind] = outcomes(srv.port)
+    return found["jsstore"], found["nats-server"]
+
+
+def differences(ours: dict, theirs: dict) -> dict:
+    """The outcomes in which jsstore's differ from nats-server's: {key: (ours, theirs)}."""
+    return {key: (ours.get(key), theirs[key]) for key in theirs if ours.get(key) != theirs[key]}
+
+
 class Session:
     """One connection: frames out, lines and messages in."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from rawsession import KINDS, Session, start
+from rawsession import Session, differences, on_both
 
 pytestmark = pytest.mark.natsserver
 
@@ -94,14 +94,8 @@ def _outcomes(port: int) -> dict:
 
 
 def test_second_connect_drops_subscriptions_as_nats_server(tmp_path):
-    conf = tmp_path / "reconnect.conf"
-    conf.write_text(CONF)
-    found = {}
-    for kind in KINDS:
-        with start(kind, tmp_path / kind, conf) as srv:
-            found[kind] = _outcomes(srv.port)
-    ours, theirs = found["jsstore"], found["nats-server"]
-    assert {k: (ours[k], theirs[k]) for k in theirs if ours[k] != theirs[k]} == {}
+    ours, theirs = on_both(tmp_path, CONF, _outcomes)
+    assert differences(ours, theirs) == {}
     assert theirs["alice after the guest"] == []
     assert theirs["alice subscribes"] == [("orders.secret", "1", "s2")]
     assert theirs["reader after alice"] == []
@@ -123,17 +117,14 @@ CONNECTS = ['"account":"SECRET"', '"new_account":true',
 def test_connect_options_are_judged_as_nats_server_judges_them(tmp_path):
     """Naming an account in CONNECT is refused even beside good credentials (it let the
     client in), and a protocol other than 0 or 1 is 'invalid client protocol'."""
-    conf = tmp_path / "reconnect.conf"
-    conf.write_text(CONF)
-    found = {}
-    for kind in KINDS:
-        with start(kind, tmp_path / kind, conf) as srv:
-            found[kind] = {}
-            for options in CONNECTS:
-                session = Session(srv.port, connect=False)
-                found[kind][options] = session.exchange(
-                    b"CONNECT {%s}\r\n" % options.encode())
-                session.close()
-    assert found["jsstore"] == found["nats-server"]
-    assert found["nats-server"][CONNECTS[2]][0] == ("-ERR 'Authorization Violation'",)
-    assert found["nats-server"][CONNECTS[5]][0] == ("-ERR 'invalid client protocol'",)
+    def outcomes(port: int) -> dict:
+        found = {}
+        for options in CONNECTS:
+            session = Session(port, connect=False)
+            found[options] = session.exchange(b"CONNECT {%s}\r\n" % options.encode())
+            session.close()
+        return found
+    ours, theirs = on_both(tmp_path, CONF, outcomes)
+    assert differences(ours, theirs) == {}
+    assert theirs[CONNECTS[2]][0] == ("-ERR 'Authorization Violation'",)
+    assert theirs[CONNECTS[5]][0] == ("-ERR 'invalid client protocol'",)

@@ -15,7 +15,7 @@ import os
 import tempfile
 
 import pytest
-from rawsession import KINDS, ByteSession, start
+from rawsession import ByteSession, differences, on_both, start
 from test_api_snapshot import fill, take_snapshot
 
 import jsstore
@@ -93,14 +93,8 @@ def _outcomes(port: int, small: bytes, large: bytes) -> dict:
 def test_restore_keeps_to_the_account_limits_as_nats_server(tmp_path):
     small, large = _snapshot(40, 1000), _snapshot(1400, 1000)
     assert len(large) > 1024 * 1024
-    conf = tmp_path / "limits.conf"
-    conf.write_text(CONF)
-    found = {}
-    for kind in KINDS:
-        with start(kind, tmp_path / kind, conf) as srv:
-            found[kind] = _outcomes(srv.port, small, large)
-    ours, theirs = found["jsstore"], found["nats-server"]
-    assert {k: (ours[k], theirs[k]) for k in theirs if ours[k] != theirs[k]} == {}
+    ours, theirs = on_both(tmp_path, CONF, lambda port: _outcomes(port, small, large))
+    assert differences(ours, theirs) == {}
     assert theirs["third stream"][0] == (400, 10027)
     assert theirs["reserving too much"][0] == (500, 10047)
     assert theirs["too large"][2] == (500, 10047)

@@ -10,7 +10,7 @@ import json
 import time
 
 import pytest
-from rawsession import KINDS, Session, start
+from rawsession import Session, differences, on_both
 
 pytestmark = pytest.mark.natsserver
 
@@ -96,14 +96,8 @@ def _outcomes(port: int) -> dict:
 
 
 def test_accounts_isolate_as_on_nats_server(tmp_path):
-    conf = tmp_path / "accounts.conf"
-    conf.write_text(CONF)
-    found = {}
-    for kind in KINDS:
-        with start(kind, tmp_path / kind, conf) as srv:
-            found[kind] = _outcomes(srv.port)
-    ours, theirs = found["jsstore"], found["nats-server"]
-    assert {k: (ours[k], theirs[k]) for k in theirs if ours[k] != theirs[k]} == {}
+    ours, theirs = on_both(tmp_path, CONF, _outcomes)
+    assert differences(ours, theirs) == {}
     assert theirs["b info"]["error"] == (404, 10059)
     assert theirs["a info after"]["messages"] == 1 and theirs["b info after"]["messages"] == 1
     assert "plain.b" not in theirs["A's watcher saw"]
