@@ -28,7 +28,9 @@ missing is what the store should hold there and no read can give:
     sequence: a stale index.db's range for the block, else the next block's first sequence
     less one.  A damaged end of the last block with nothing known after it is a write cut
     short (nats-server and jsstore drop it when they recover the store): the end of the
-    stream.  A block file a stale index.db lists and that is gone loses its range.
+    stream.  A block file a stale index.db lists and that is gone loses its range, unless
+    index.db is only older than the blocks (then, as for the store's own recovery and
+    nats-server, the block was removed since).
 Sequences that are deleted (index.db's deletes, tombstones) are never missing.  By default
 a read with missing sequences fails (`DataLoss`, naming the file, the offset and the
 sequences); with option fail_on_data_loss=false it gives what can be read.
@@ -213,6 +215,20 @@ def _index_is_current(state, files) -> bool:
     return _tail(last_path, last_size) == state["lchk"]
 
 
+def _index_outdated(state, files) -> bool:
+    """Whether a stale index.db is only older than the blocks: records were written after it
+    (its last block no longer ends with the hash it names, or block files follow its last),
+    as a running or crashed server leaves it.  As the store's own recovery and nats-server
+    take it, a block it lists that is gone was then removed since, not lost."""
+    if state is None or not files:
+        return False
+    on_disk = {index: (path, size) for index, path, size in files}
+    if files[-1][0] > state["last_index"]:
+        return True
+    last = on_disk.get(state["last_index"])
+    return last is not None and _tail(last[0], last[1]) != state["lchk"]
+
+
 def stream_exists(directory: str) -> bool:
     return os.path.isfile(os.path.join(directory, "meta.inf"))
 
@@ -309,7 +325,7 @@ def _from_scan(directory: str, stream_name: str, state, files) -> StreamBlocks:
         present.add(index)
         last_seq = max(last_seq, summary["max_seq"], summary["last_seq"])
         tombstones.extend(summary["tombstones"])
-        if summary["msgs"] == 0 and not summary["holes"] and index not in saved:
+        if summary["msgs"] == 0 and not summary["holes"]:
             continue
         blocks.append(BlockInfo(index, path, size, summary["first_seq"] or last_seq + 1,
                                 summary["last_seq"] or last_seq, summary["first_ts"],
@@ -331,8 +347,9 @@ def _from_scan(directory: str, stream_name: str, state, files) -> StreamBlocks:
     _known_ranges(blocks, saved, first_seq)
     _assign_tombstones(blocks, tombstones)
     removed = set(tombstones)
+    outdated = _index_outdated(state, files)
     for index, old in sorted(saved.items()):
-        if index in present or old["last_seq"] < max(old["first_seq"], first_seq):
+        if outdated or index in present or old["last_seq"] < max(old["first_seq"], first_seq):
             continue
         deleted = set(old["deleted"].to_list()) if old["deleted"] is not None else set()
         seqs = [seq for seq in range(max(old["first_seq"], first_seq), old["last_seq"] + 1)
@@ -345,17 +362,19 @@ def _from_scan(directory: str, stream_name: str, state, files) -> StreamBlocks:
 
 
 def _known_ranges(blocks: list[BlockInfo], saved: dict, first_seq: int) -> None:
-    """Stretch each block's range to what it is known to have held, so that its reader finds
-    the sequences it cannot give: a stale index.db's range; before a damaged start, from the
-    previous block's last sequence on; after a damaged end (nothing intact after it), up to
-    the next block's first sequence less one."""
+    """Stretch the range of each damaged block to what it is known to have held, so that its
+    reader finds the sequences it cannot give: a stale index.db's range for it; before a
+    damaged start, from the previous block's last sequence on; after a damaged end (nothing
+    intact after it), up to the next block's first sequence less one.  An undamaged block
+    keeps its own range: messages a server removed since index.db was written are not
+    missing."""
     for position, block in enumerate(blocks):
+        if not block.holes:
+            continue
         old = saved.get(block.index)
         if old is not None and old["last_seq"] >= old["first_seq"]:
             block.first_seq = min(block.first_seq, old["first_seq"])
             block.last_seq = max(block.last_seq, old["last_seq"])
-        if not block.holes:
-            continue
         if block.holes[0][1] <= 1:             # damaged before any intact message record
             before = blocks[position - 1].last_seq + 1 if position else max(first_seq, 1)
             block.first_seq = min(block.first_seq, before)

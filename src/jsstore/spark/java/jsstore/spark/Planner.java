@@ -8,11 +8,12 @@
 // up to the last sequence seen here: no partition reads past it.
 //
 // Damage, as jsstore.spark.planning words it: a slice of a current index.db is `complete`
-// (every sequence it does not list as deleted must be read); from the walk, a block's range
-// is stretched to what it is known to have held (a stale index.db's range; after a damaged
-// end, up to the next block's first sequence; before a damaged start, from the previous
-// block's last one) so that its reader finds what it cannot give; a block file a stale
-// index.db lists and that is gone is a loss found here.
+// (every sequence it does not list as deleted must be read); from the walk, a damaged
+// block's range is stretched to what it is known to have held (a stale index.db's range;
+// after a damaged end, up to the next block's first sequence; before a damaged start, from
+// the previous block's last one) so that its reader finds what it cannot give, while an
+// undamaged block keeps its own; a block file a stale index.db lists and that is gone is a
+// loss found here, unless index.db is only older than the blocks (removed since).
 package jsstore.spark;
 
 import java.io.IOException;
@@ -246,7 +247,7 @@ final class Planner {
             for (long t : s.tombstones) {
                 tombstones.add(t);
             }
-            if (s.msgs == 0 && s.holes.isEmpty() && !saved.containsKey(file.index)) {
+            if (s.msgs == 0 && s.holes.isEmpty()) {
                 continue;
             }
             boolean known = s.msgs > 0 && s.holes.isEmpty();
@@ -274,7 +275,8 @@ final class Planner {
         assignTombstones(blocks, tombstones);
         Set<Long> removed = new TreeSet<>(tombstones);
         List<DataLoss.Loss> losses = new ArrayList<>();
-        for (IndexDb.Block old : state == null ? List.<IndexDb.Block>of() : state.blocks) {
+        boolean outdated = indexOutdated(state, files);
+        for (IndexDb.Block old : state == null || outdated ? List.<IndexDb.Block>of() : state.blocks) {
             long from = Math.max(old.firstSeq(), firstSeq);
             if (present.contains(old.index()) || old.lastSeq() < from) {
                 continue;
@@ -300,17 +302,36 @@ final class Planner {
                 files.isEmpty() ? -1 : files.get(files.size() - 1).index, name, losses);
     }
 
-    /** Each block's range stretched to what it is known to have held (see the top). */
+    /** Whether a stale index.db is only older than the blocks: records were written after it
+     *  (its last block no longer ends with the hash it names, or block files follow its
+     *  last). A block it lists that is gone was then removed since, not lost (as for the
+     *  store's own recovery and nats-server). */
+    private static boolean indexOutdated(IndexDb state, List<BlockFile> files) throws IOException {
+        if (state == null || files.isEmpty()) {
+            return false;
+        }
+        if (files.get(files.size() - 1).index > state.lastIndex) {
+            return true;
+        }
+        for (BlockFile f : files) {
+            if (f.index == state.lastIndex) {
+                return !Arrays.equals(tail(f), state.lchk);
+            }
+        }
+        return false;
+    }
+
+    /** Each damaged block's range stretched to what it is known to have held (see the top). */
     private static void knownRanges(List<BlockInfo> blocks, Map<Long, IndexDb.Block> saved, long firstSeq) {
         for (int position = 0; position < blocks.size(); position++) {
             BlockInfo block = blocks.get(position);
+            if (block.holes.isEmpty()) {
+                continue;                           // keeps its own range (see the top)
+            }
             IndexDb.Block old = saved.get(block.index);
             if (old != null && old.lastSeq() >= old.firstSeq()) {
                 block.firstSeq = Math.min(block.firstSeq, old.firstSeq());
                 block.lastSeq = Math.max(block.lastSeq, old.lastSeq());
-            }
-            if (block.holes.isEmpty()) {
-                continue;
             }
             if (block.holes.get(0)[1] <= 1) {       // damaged before any intact message record
                 long before = position > 0 ? blocks.get(position - 1).lastSeq + 1 : Math.max(firstSeq, 1);
