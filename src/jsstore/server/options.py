@@ -29,6 +29,7 @@ _LIMITS = {"max_connections": "max_connections", "max_conn": "max_connections",
            "max_control_line": "max_control_line", "max_pending": "max_pending",
            "ping_max": "ping_max"}
 
+
 def _integer(key: str, value) -> int:
     """A whole-number option: a number, or a string of digits."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
