@@ -49,13 +49,13 @@ from jsstore.api.streams import go_time, is_empty_request, state_body, wire_conf
 from jsstore.errors import StoreError
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano
+from jsstore.jetstream import limits as account_limits
 from jsstore.jetstream.info import meta_info_json
 from jsstore.store.archive import MAGIC, is_archive
 from jsstore.store.contract import StreamState
 from jsstore.store.filestore import FileStore
 from jsstore.store.layout import META_FILE, META_SUM_FILE, stream_dir
 from jsstore.store.snapshot import extract_tar
-from jsstore.jetstream import limits as account_limits
 from jsstore.stream import advisories, configchecks
 from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
