@@ -131,3 +131,30 @@ def test_an_upload_is_spooled_not_held_in_memory(tmp_path):
         grown = _rss_kib(srv.process.pid) - before
         session.close()
     assert grown < 30 * 1024, f"the server grew by {grown} KiB"
+
+
+def test_a_server_killed_in_a_restore_leaves_nothing_behind(tmp_path):
+    """A restore whose server is killed half way (SIGKILL while the upload streams in):
+    after the restart its spooled upload is gone, no stream was made, and the same restore
+    goes through."""
+    from bothservers import Restartable
+    snapshot = _snapshot(40, 1000)
+    servers = Restartable("jsstore", tmp_path / "store")
+    try:
+        session = ByteSession(servers.server.port)
+        body = json.dumps({"config": {"name": "S", "subjects": ["s.>"]}}).encode()
+        deliver = json.loads(session.request(b"$JS.API.STREAM.RESTORE.S", body))[
+            "deliver_subject"].encode()
+        assert session.request(deliver, snapshot[:CHUNK // 4]) == b""
+        staging = tmp_path / "store" / "jetstream"
+        assert [p.name for p in staging.iterdir() if p.name.startswith("js-restore-")]
+        session.close()
+        servers.kill()
+        servers.start_again()
+        assert not [p.name for p in staging.iterdir() if p.name.startswith("js-restore-")]
+        session = ByteSession(servers.server.port)
+        assert b"10059" in session.request(b"$JS.API.STREAM.INFO.S", b"")
+        assert _upload(session, "S", snapshot)[2] == ("stream_create_response", 40)
+        session.close()
+    finally:
+        servers.stop()

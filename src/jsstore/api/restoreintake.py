@@ -18,6 +18,7 @@ from typing import Callable
 
 from jsstore._core.compress import s2_decode_stream
 from jsstore.store.archive import MAGIC
+from jsstore.store.snapshot import staging_prefix
 
 STREAM_IDENTIFIER = 0xFF
 COMPRESSED, UNCOMPRESSED = 0x00, 0x01
@@ -30,7 +31,7 @@ class RestoreIntake:
     """One upload: `feed` each chunk, then `finish` for the spool file's path."""
 
     def __init__(self, directory: str | None, check_bytes: Callable[[int], None]):
-        fd, self.path = tempfile.mkstemp(prefix="js-restore-upload-", dir=directory)
+        fd, self.path = tempfile.mkstemp(prefix=staging_prefix() + "upload-", dir=directory)
         self.file = os.fdopen(fd, "wb")
         self.check_bytes = check_bytes
         self.error: Exception | None = None

@@ -55,7 +55,7 @@ from jsstore.store.archive import MAGIC, is_archive
 from jsstore.store.contract import StreamState
 from jsstore.store.filestore import FileStore
 from jsstore.store.layout import META_FILE, META_SUM_FILE, stream_dir
-from jsstore.store.snapshot import extract_tar
+from jsstore.store.snapshot import extract_tar, staging_prefix
 from jsstore.stream import advisories, configchecks
 from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
@@ -205,7 +205,7 @@ def restore_stream(js, config: StreamConfig, plain_path: str):
                                    else time.time_ns())
             restore_archive(js, normalized, plain.read(), created, adopt_stream)
             return js.stream_info(name)
-    staging = tempfile.mkdtemp(prefix="js-restore-", dir=parent)
+    staging = tempfile.mkdtemp(prefix=staging_prefix(), dir=parent)
     store = None
     try:
         source_dir = os.path.join(staging, "stream")

@@ -48,6 +48,7 @@ from jsstore.jetstream.info import (
 from jsstore.jetstream.stores import StreamStores
 from jsstore.jetstream.timers import TimerThread
 from jsstore.store.config import StoreOptions
+from jsstore.store.snapshot import remove_stale_staging
 from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
 from jsstore.stream.puback import PubAck
@@ -191,6 +192,10 @@ class JetStream:
 
     # -- opening ------------------------------------------------------------------------
     def _recover(self) -> None:
+        # what a restore killed half way left beside the streams (its spooled upload, its
+        # extracted snapshot) goes; a live process's is kept
+        for name in remove_stale_staging(os.path.join(self.directory, "jetstream")):
+            log.warning("removed %s, left by a restore that did not finish", name)
         for found in recovery.stream_directories(self.directory, self.account):
             if found.reason:
                 self.unrecovered[found.name] = found.reason
