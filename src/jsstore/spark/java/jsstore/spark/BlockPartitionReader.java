@@ -48,6 +48,8 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
     private byte[] walkingBytes;                    // its bytes [0, walkingSize)
     private int walkingSize;
     private boolean walkingWhole;                   // the whole block (no block index)
+    private BlockStamp walkingStamp;                // the file's stamp, for a whole read
+    private boolean walkingHashed;                  // its records' hashes are checked
     private final ReadScratch scratch;              // the buffer and vectors, while open
     private final WritableColumnVector[] vectors;
     private final ColumnarBatch batch;
@@ -101,6 +103,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
             byte[] records;
             int size;
             boolean whole = false;
+            BlockStamp stamp = null;
             try {
                 SubjectIndex.Found found = bySubject == null ? null : subjectRecords(bySubject, block);
                 BlockPositions.Part part = found != null || byPosition == null ? null
@@ -115,7 +118,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
                     bytesRead += part.indexBytes() + fileSize;
                 } else {
                     whole = true;
-                    BlockStamp stamp = bySubject == null && byPosition == null ? null : BlockStamp.of(block);
+                    stamp = BlockStamp.of(block);
                     records = readBlock(block, piece);
                     if (records == null) {
                         continue;                            // does not decompress: lost
@@ -124,26 +127,32 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
                     bytesRead += fileSize;
                     if (records != scratch.buffer(0)) {      // compressed: decompressed whole
                         size = records.length;
-                    } else if (stamp != null && stamp.size() == fileSize) {
+                    } else if (stamp.size() == fileSize) {
                         byte[] plain = records;
                         int plainSize = size;
+                        BlockStamp read = stamp;
                         if (bySubject != null) {
-                            writeIndex(() -> SubjectIndex.write(bySubject, plain, plainSize, stamp));
+                            writeIndex(() -> SubjectIndex.write(bySubject, plain, plainSize, read));
                         }
                         if (byPosition != null) {
-                            writeIndex(() -> BlockPositions.write(byPosition, plain, plainSize, stamp));
+                            writeIndex(() -> BlockPositions.write(byPosition, plain, plainSize, read));
                         }
                     }
                 }
             } catch (NoSuchFileException gone) {
                 continue;
             }
+            // a whole block this JVM checked record by record, unchanged since: not hashed again
+            BlockStamp checked = whole && stamp.size() == fileSize ? stamp : null;
+            boolean trusted = checked != null && VerifiedBlocks.verified(piece.path(), checked);
             walker = new BlockColumns(records, size, columns, piece.seqLow(), piece.seqHigh(), scan.timeLow,
-                    scan.timeHigh, piece.deleted(), match, new RecordHash(piece.hashKey()));
+                    scan.timeHigh, piece.deleted(), match, trusted ? null : new RecordHash(piece.hashKey()));
             walking = piece;
             walkingBytes = records;
             walkingSize = size;
             walkingWhole = whole;
+            walkingStamp = checked;
+            walkingHashed = !trusted;
             return true;
         }
         return false;
@@ -274,6 +283,9 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
         long expected = piece.seqHigh() - piece.seqLow() + 1 - piece.deleted().length;
         boolean incomplete = walkingWhole && piece.complete() && walk.accounted() < expected;
         if (walk.holes().isEmpty() && !shortEnd && !incomplete) {
+            if (walkingStamp != null && walkingHashed && walk.position() >= walkingSize) {
+                VerifiedBlocks.remember(piece.path(), walkingStamp);   // every record checked
+            }
             return;
         }
         Set<Long> deleted = deletedSet(piece);
