@@ -145,7 +145,7 @@ def test_a_server_killed_in_a_restore_leaves_nothing_behind(tmp_path):
         body = json.dumps({"config": {"name": "S", "subjects": ["s.>"]}}).encode()
         deliver = json.loads(session.request(b"$JS.API.STREAM.RESTORE.S", body))[
             "deliver_subject"].encode()
-        assert session.request(deliver, snapshot[:CHUNK // 4]) == b""
+        assert session.request(deliver, snapshot[:-10]) == b""      # (all but its end)
         staging = tmp_path / "store" / "jetstream"
         assert [p.name for p in staging.iterdir() if p.name.startswith("js-restore-")]
         session.close()

@@ -18,7 +18,7 @@ from typing import Callable
 
 from jsstore._core.compress import s2_decode_stream
 from jsstore.store.archive import MAGIC
-from jsstore.store.snapshot import staging_prefix
+from jsstore.store.staging import staging_prefix
 
 STREAM_IDENTIFIER = 0xFF
 COMPRESSED, UNCOMPRESSED = 0x00, 0x01
@@ -31,8 +31,9 @@ class RestoreIntake:
     """One upload: `feed` each chunk, then `finish` for the spool file's path."""
 
     def __init__(self, directory: str | None, check_bytes: Callable[[int], None]):
-        fd, self.path = tempfile.mkstemp(prefix=staging_prefix() + "upload-", dir=directory)
-        self.file = os.fdopen(fd, "wb")
+        self.directory = directory
+        self.path: str | None = None    # the spool file, made with the first plain bytes
+        self.file = None
         self.check_bytes = check_bytes
         self.error: Exception | None = None
         self.received = 0               # upload bytes
@@ -60,9 +61,12 @@ class RestoreIntake:
             raise
 
     def finish(self) -> str:
-        """The spool file of the plain upload; raises when it ended inside a frame."""
+        """The spool file of the plain upload; raises when it ended inside a frame or
+        held nothing."""
         if self.error is None and self._pending:
             self.error = ValueError("s2: unexpected EOF: the upload ends inside a frame")
+        if self.error is None and self.file is None:
+            self.error = ValueError("s2: the upload holds no data")
         if self.error is not None:
             raise self.error
         self.file.close()
@@ -70,14 +74,15 @@ class RestoreIntake:
 
     def close(self) -> None:
         self._drop()
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
+        if self.path is not None:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
 
     def _drop(self) -> None:
         self._pending = self._head = self._header = b""
-        if not self.file.closed:
+        if self.file is not None and not self.file.closed:
             self.file.close()
 
     # -- S2 framing ---------------------------------------------------------------------
@@ -109,6 +114,10 @@ class RestoreIntake:
 
     # -- the plain bytes ----------------------------------------------------------------
     def _plain(self, data: bytes) -> None:
+        if self.file is None:
+            fd, self.path = tempfile.mkstemp(prefix=staging_prefix() + "upload-",
+                                             dir=self.directory)
+            self.file = os.fdopen(fd, "wb")
         self.file.write(data)
         self.plain += len(data)
         if self._kind is None:

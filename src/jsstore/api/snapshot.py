@@ -55,7 +55,8 @@ from jsstore.store.archive import MAGIC, is_archive
 from jsstore.store.contract import StreamState
 from jsstore.store.filestore import FileStore
 from jsstore.store.layout import META_FILE, META_SUM_FILE, stream_dir
-from jsstore.store.snapshot import extract_tar, staging_prefix
+from jsstore.store.snapshot import extract_tar
+from jsstore.store.staging import staging_prefix
 from jsstore.stream import advisories, configchecks
 from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig

@@ -48,7 +48,7 @@ from jsstore.jetstream.info import (
 from jsstore.jetstream.stores import StreamStores
 from jsstore.jetstream.timers import TimerThread
 from jsstore.store.config import StoreOptions
-from jsstore.store.snapshot import remove_stale_staging
+from jsstore.store.staging import remove_stale_staging
 from jsstore.stream import config as streamconfig
 from jsstore.stream.config import StreamConfig
 from jsstore.stream.puback import PubAck

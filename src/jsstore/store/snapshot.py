@@ -17,8 +17,6 @@ from typing import Iterable, Iterator
 from jsstore._core.compress import s2_decode_stream, s2_encode_stream
 from jsstore.store import indexdb as statefile
 
-STAGING = "js-restore-"     # restore staging beside the streams: js-restore-<pid>-...
-
 CHUNK = 1 << 20
 
 
@@ -87,49 +85,6 @@ def snapshot_stream(store, include_consumers: bool = True) -> Iterator[bytes]:
     chunk = sink.take()
     if chunk:
         yield s2_encode_stream(chunk)
-
-
-def staging_prefix() -> str:
-    """The name prefix of this process's restore staging files and folders (an upload's
-    spool, a snapshot's extracted stream) beside the streams: its pid in it, so that
-    what a killed process left is told from what a live one is using."""
-    return f"{STAGING}{os.getpid()}-"
-
-
-def remove_stale_staging(parent: str) -> list[str]:
-    """Remove the restore staging files and folders in `parent` whose process is gone (a
-    restore killed half way); the names removed."""
-    removed = []
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return removed
-    for name in names:
-        if not name.startswith(STAGING):
-            continue
-        pid = name[len(STAGING):].split("-", 1)[0]
-        if pid.isdigit() and _alive(int(pid)):
-            continue
-        path = os.path.join(parent, name)
-        if os.path.isdir(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            try:
-                os.unlink(path)
-            except OSError:
-                continue
-        removed.append(name)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def restore_snapshot(chunks: Iterable[bytes], directory: str) -> None:
