@@ -113,6 +113,7 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
                     size = records.length;
                     bytesRead += found.bytesRead();
                 } else if (part != null) {
+                    stamp = BlockStamp.of(block);
                     records = readPart(block, part);
                     size = fileSize;
                     bytesRead += part.indexBytes() + fileSize;
@@ -142,9 +143,11 @@ final class BlockPartitionReader implements PartitionReader<ColumnarBatch> {
             } catch (NoSuchFileException gone) {
                 continue;
             }
-            // a whole block this JVM checked record by record, unchanged since: not hashed again
+            // a block this JVM checked whole, record by record, unchanged since: not hashed
+            // again, read whole or in the part a position index gives
             BlockStamp checked = whole && stamp.size() == fileSize ? stamp : null;
-            boolean trusted = checked != null && VerifiedBlocks.verified(piece.path(), checked);
+            boolean trusted = whole ? checked != null && VerifiedBlocks.verified(piece.path(), checked)
+                    : stamp != null && VerifiedBlocks.verified(piece.path(), stamp);
             walker = new BlockColumns(records, size, columns, piece.seqLow(), piece.seqHigh(), scan.timeLow,
                     scan.timeHigh, piece.deleted(), match, trusted ? null : new RecordHash(piece.hashKey()));
             walking = piece;
