@@ -17,6 +17,7 @@ from jsstore.errors import StoreError
 from jsstore.jetstream import account as jetstream
 from jsstore.store.config import MIN_BLOCK_SIZE, StoreOptions
 from jsstore.wire import headers
+from jsstore.store.staging import process_alive
 from jsstore.wire.apierrors import ApiError
 
 EXPECTED = (StoreError, ValueError)
@@ -24,16 +25,6 @@ EXPECTED = (StoreError, ValueError)
 
 _STORE_DIR: list[str] = []      # filestore_open's stream directory, once made
 _STORE_PREFIX = "jsstore-fuzz-"  # its name: this prefix and the process id
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
 
 
 def _store_dir() -> str:
@@ -45,7 +36,7 @@ def _store_dir() -> str:
         parent = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
         for name in os.listdir(parent):
             pid = name[len(_STORE_PREFIX):]
-            if name.startswith(_STORE_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+            if name.startswith(_STORE_PREFIX) and pid.isdigit() and not process_alive(int(pid)):
                 shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
         root = os.path.join(parent, f"{_STORE_PREFIX}{os.getpid()}")
         shutil.rmtree(root, ignore_errors=True)

@@ -11,25 +11,16 @@ import json
 import time
 
 import pytest
-from rawsession import KINDS, Session, start
+from rawsession import Session, on_both
 
 pytestmark = pytest.mark.natsserver
 
 
-def _both(tmp_path, conf_text: str, scenario) -> dict:
-    """scenario(port) on each server, on one configuration file; the two results."""
-    conf = tmp_path / "limits.conf"
-    conf.write_text(conf_text)
-    found = {}
-    for kind in KINDS:
-        with start(kind, tmp_path / kind, conf) as srv:
-            found[kind] = scenario(srv.port)
-    return found
-
-
-def _same(found: dict):
-    assert found["jsstore"] == found["nats-server"]
-    return found["nats-server"]
+def _same(found: tuple):
+    """nats-server's outcome, once jsstore's is the same (found: on_both's pair)."""
+    ours, theirs = found
+    assert ours == theirs
+    return theirs
 
 
 def _admitted(port: int) -> Session:
@@ -54,7 +45,7 @@ def test_max_connections(tmp_path):
         assert first.is_open()
         return out
 
-    assert _same(_both(tmp_path, "max_connections: 2\n", scenario)) == [
+    assert _same(on_both(tmp_path, "max_connections: 2\n", scenario)) == [
         ("-ERR 'maximum connections exceeded'",)]
 
 
@@ -67,7 +58,7 @@ def test_max_subscriptions_per_connection(tmp_path):
                one.is_open()]
         return out
 
-    assert _same(_both(tmp_path, "max_subscriptions: 2\n", scenario)) == [
+    assert _same(on_both(tmp_path, "max_subscriptions: 2\n", scenario)) == [
         [("-ERR 'maximum subscriptions exceeded'",)], [],
         [("-ERR 'maximum subscriptions exceeded'",)], True]
 
@@ -100,7 +91,7 @@ def test_account_limits(tmp_path):
         out["a1 after"] = a1.until_closed()
         return out
 
-    found = _same(_both(tmp_path, ACCOUNT_LIMITS, scenario))
+    found = _same(on_both(tmp_path, ACCOUNT_LIMITS, scenario))
     assert found["max_payload"] == 100
     assert found["second"] == [("-ERR 'maximum account active connections exceeded'",)]
     assert found["subs"] == [("-ERR 'maximum subscriptions exceeded'",)]
@@ -113,7 +104,7 @@ def test_max_control_line_and_max_payload(tmp_path):
         s = Session(port)
         return [s.info["max_payload"], s.exchange(b"SUB " + b"v" * 600 + b" 1\r\n")]
 
-    assert _same(_both(tmp_path, "max_control_line: 512\nmax_payload: 2000\n",
+    assert _same(on_both(tmp_path, "max_control_line: 512\nmax_payload: 2000\n",
                        scenario)) == [2000, [("-ERR 'maximum control line exceeded'",),
                                              ("closed",)]]
 
@@ -132,7 +123,7 @@ def test_stale_connection_after_ping_max_unanswered_pings(tmp_path):
                 pongs += 1
         return out, answering.is_open()
 
-    found = _same(_both(tmp_path, 'ping_interval: "100ms"\nping_max: 2\n', scenario))
+    found = _same(on_both(tmp_path, 'ping_interval: "100ms"\nping_max: 2\n', scenario))
     assert found == ([("PING",), ("PING",), ("-ERR 'Stale Connection'",)], True)
 
 
@@ -143,7 +134,7 @@ def test_authentication_timeout(tmp_path):
         return silent.until_closed(), late.until_closed()
 
     conf = "authorization {\n  timeout: 0.5\n  users = [{user: u, password: p}]\n}\n"
-    assert _same(_both(tmp_path, conf, scenario)) == (
+    assert _same(on_both(tmp_path, conf, scenario)) == (
         [("-ERR 'Authentication Timeout'",)], [("-ERR 'Authentication Timeout'",)])
 
 
@@ -152,7 +143,7 @@ def test_no_authentication_timeout_without_authentication(tmp_path):
         silent = Session(port, connect=False)
         return silent.until_closed(timeout=1.5)
 
-    assert _same(_both(tmp_path, "authorization {\n  timeout: 0.3\n}\n", scenario)) == [
+    assert _same(on_both(tmp_path, "authorization {\n  timeout: 0.3\n}\n", scenario)) == [
         ("open",)]
 
 
@@ -170,5 +161,5 @@ def test_account_limits_of_zero(tmp_path):
 
     conf = ("accounts {\n  Z: {users: [{user: z, password: p}],\n"
             "      limits: {max_subscriptions: 0, max_payload: 0}}\n}\n")
-    assert _same(_both(tmp_path, conf, scenario)) == [
+    assert _same(on_both(tmp_path, conf, scenario)) == [
         ("-ERR 'Maximum Payload Violation'",), ("-ERR 'maximum subscriptions exceeded'",)]

@@ -81,6 +81,20 @@ class StagedPart(WriterCommitMessage):
         self.rows = rows
 
 
+def stage_part(attempt: str, columns, iterator, make: bool = False) -> StagedPart:
+    """This task's rows, checked, staged in `attempt` (made first with `make`): its part."""
+    rows = 0
+
+    def counted():
+        nonlocal rows
+        for batch in checked_batches(iterator):
+            rows += batch.num_rows
+            yield batch
+
+    path = staged.stage_rows(attempt, partition_id(), columns, counted(), make=make)
+    return StagedPart(path, rows)
+
+
 def ensure_stream(js, options: SourceOptions) -> None:
     """Create the stream when asked and missing; an existing stream must have the subjects
     and compression the options name (they would otherwise be dropped without a word)."""
@@ -164,16 +178,7 @@ class DirectoryWriter(DataSourceArrowWriter):
     def write(self, iterator):
         if self.done:
             return StagedPart(None, 0)
-        rows = 0
-
-        def counted():
-            nonlocal rows
-            for batch in checked_batches(iterator):
-                rows += batch.num_rows
-                yield batch
-
-        path = staged.stage_rows(self.attempt, partition_id(), self.columns, counted())
-        return StagedPart(path, rows)
+        return stage_part(self.attempt, self.columns, iterator)
 
     def commit(self, messages):
         if not self.done:
@@ -262,16 +267,7 @@ class StreamSink(DataSourceStreamArrowWriter):
         if staged.is_done(self.options, write_id):
             return StagedPart(None, 0)         # a replayed batch already in the stream
         attempt = os.path.join(staged.write_directory(self.options, write_id), self.attempt)
-        rows = 0
-
-        def counted():
-            nonlocal rows
-            for checked in checked_batches(iterator):
-                rows += checked.num_rows
-                yield checked
-
-        path = staged.stage_rows(attempt, partition_id(), self.columns, counted(), make=True)
-        return StagedPart(path, rows)
+        return stage_part(attempt, self.columns, iterator, make=True)
 
     def commit(self, messages, batchId):
         if self.options.over_nats:

@@ -29,7 +29,7 @@ def remove_stale_staging(parent: str) -> list[str]:
         if not name.startswith(STAGING):
             continue
         pid = name[len(STAGING):].split("-", 1)[0]
-        if pid.isdigit() and _alive(int(pid)):
+        if pid.isdigit() and process_alive(int(pid)):
             continue
         path = os.path.join(parent, name)
         if os.path.isdir(path):
@@ -43,7 +43,8 @@ def remove_stale_staging(parent: str) -> list[str]:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` exists (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
