@@ -47,6 +47,7 @@ from natsserver import start_nats_server  # noqa: E402
 from rawframes import ACK_REPLY, acks, complete, connect, pub, request  # noqa: E402
 
 import summary  # noqa: E402
+from servercpu import ServerCPU  # noqa: E402
 
 TARGET = 1.5        # the speed issue: consume ceiling >= 1.5x nats-server's
 
@@ -93,13 +94,6 @@ def settled(info: dict, n: int) -> bool:
             and info["num_pending"] == 0)
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads), in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def measure(port: int, n: int, batch: int, pid: int = 0) -> dict:
     api = connect(port)
     rawframes.subscribe_replies(api)
@@ -118,13 +112,14 @@ def measure(port: int, n: int, batch: int, pid: int = 0) -> dict:
     buf = b""
     while b"PONG" not in buf:
         buf += sock.recv(65536)
-    cpu_before = cpu_seconds(pid) if pid else 0.0
+    cpu = ServerCPU(pid) if pid else None
     start = time.perf_counter()
     sent = consume_loop(sock, n, batch)
     info = rawframes.wait_for(lambda: settled(i := consumer_info(api), n) and i, timeout=30,
                               every=0.001)
     done = time.perf_counter()
-    cpu = cpu_seconds(pid) - cpu_before if pid else 0.0
+    if cpu:
+        cpu.stop()
     if not info:
         raise RuntimeError(f"not every message acked: {consumer_info(api)}")
     sock.close()
@@ -133,7 +128,7 @@ def measure(port: int, n: int, batch: int, pid: int = 0) -> dict:
             "ack_floor": info["ack_floor"]["stream_seq"],
             "num_ack_pending": info["num_ack_pending"],
             "delivered": info["delivered"]["stream_seq"],
-            "server cpu us/msg": cpu * 1e6 / n}
+            "server cpu us/msg": cpu.us_per_message(n) if cpu else 0.0}
 
 
 # -- the client's own ceiling ----------------------------------------------------------------

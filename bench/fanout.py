@@ -17,7 +17,8 @@ client processes (bench/rawframes.py, no Python work per message) then run at on
 
 The rate is deliveries (N for each push and N over all the pull consumers: (Q + 1) N) per
 second from the first publish until the clients had them all; afterwards every consumer's
-info must show each delivery acked (ack floor = delivered, nothing pending).
+info must show each delivery acked (ack floor = delivered, nothing pending).  The server's
+CPU time over the same window, per delivery, is reported too (bench/servercpu.py).
 
 Target (issue 20): jsstore >= 1.0x nats-server.
 """
@@ -48,6 +49,7 @@ from natsserver import start_nats_server  # noqa: E402
 from rawframes import ACK_REPLY, PULL_ACK, acks, complete, connect, pub, request  # noqa: E402
 
 import summary  # noqa: E402
+from servercpu import ServerCPU  # noqa: E402
 
 TARGET = 1.0        # the speed issue: delivered msgs/s >= 1.0x nats-server's
 
@@ -210,7 +212,8 @@ def check(port: int, n: int, pulls: int, pushes: int) -> dict:
     return {"consumers settled": len(infos)}
 
 
-def measure(port: int, n: int, pulls: int = 990, pushes: int = 10, batch: int = 10) -> dict:
+def measure(port: int, n: int, pulls: int = 990, pushes: int = 10, batch: int = 10,
+            pid: int = 0) -> dict:
     setup(port, pulls, pushes)
     ctx = multiprocessing.get_context("fork")
     go, out = ctx.Event(), ctx.Queue()
@@ -225,11 +228,14 @@ def measure(port: int, n: int, pulls: int = 990, pushes: int = 10, batch: int = 
         for event in ready:
             if not event.wait(60):
                 raise RuntimeError("a client did not get ready")
+        cpu = ServerCPU(pid) if pid else None
         go.set()
         times = {}
         while len(times) < 4:
             key, value = out.get(timeout=120)
             times[key] = value
+        if cpu:
+            cpu.stop()
     finally:
         for process in processes:
             process.join(10)
@@ -238,6 +244,8 @@ def measure(port: int, n: int, pulls: int = 990, pushes: int = 10, batch: int = 
     done = max(times["push"], times["pull"])
     figures = {"delivered msgs/s": (pushes + 1) * n / (done - times["start"]),
                "publish msgs/s": n / (times["published"] - times["start"])}
+    if cpu:
+        figures["server cpu us/msg"] = cpu.us_per_message((pushes + 1) * n)
     figures.update(check(port, n, pulls, pushes))
     return figures
 
@@ -248,7 +256,7 @@ def run_one(kind: str, n: int, pulls: int, pushes: int, batch: int) -> dict:
               else start_nats_server(directory))
     try:
         time.sleep(0.2)
-        return measure(server.port, n, pulls, pushes, batch)
+        return measure(server.port, n, pulls, pushes, batch, server.pid)
     finally:
         server.stop()
 
@@ -328,6 +336,9 @@ def main(argv=None) -> int:
     for key, target in (("delivered msgs/s", ">= 1.0"), ("publish msgs/s", "")):
         print(f"| {key} | {ours[key]:,.0f} | {theirs[key]:,.0f} | "
               f"{ours[key] / theirs[key]:.2f} | {target} |")
+    key = "server cpu us/msg"
+    print(f"| server CPU us per delivered msg (lower is better) | {ours[key]:.2f} | "
+          f"{theirs[key]:.2f} | {theirs[key] / ours[key]:.2f} | |")
     print(f"\npush client's own ceiling: {median['client']['delivered msgs/s']:,.0f} msgs/s")
     if args.json:
         with open(args.json, "w") as f:

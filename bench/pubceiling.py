@@ -8,8 +8,10 @@ up to 1,000 unanswered.  It counts acks with ``bytes.count`` on whole reads (no 
 per message), keeps what it read, and after the clock stops checks that every publish got
 a PubAck and that their sequences run 1..N in order (no error answers).  Each repetition
 starts the servers fresh (their own store directories, free loopback ports, the order
-rotating); ``--before SRC`` adds `jsstore serve` run from another (built) source tree; the figures are medians, the ratio jsstore / nats-server.  The CPU seconds
-the client and the server used during the run (``/proc/<pid>/stat``) are reported too.
+rotating); ``--before SRC`` adds `jsstore serve` run from another (built) source tree; the
+figures are medians, the ratio jsstore / nats-server.  The CPU seconds the client and the
+server used during the run (``/proc/<pid>/stat``) are printed per repetition, and the
+server's CPU microseconds per acked publish (bench/servercpu.py, median) is in the table.
 
 ``--selftest`` measures the client against a stand-in server that answers every PUB with a
 PubAck at once (bytes operations only): the client's own ceiling.
@@ -38,6 +40,7 @@ import jsstoreserver  # noqa: E402
 from natsserver import start_nats_server  # noqa: E402
 
 import summary  # noqa: E402
+from servercpu import ServerCPU  # noqa: E402
 
 TARGET = 2.0        # the speed issue: acked publish ceiling >= 2x nats-server's
 
@@ -49,13 +52,6 @@ REPLIES = 100                   # reply subjects _R.0 .. _R.99
 STALL = 5.0                     # no answer for this long: the run failed
 CONFIG = b'{"name":"RAW","subjects":["raw.>"],"storage":"file"}'
 SEQ = re.compile(rb'"seq":(\d+)\}\r\n')
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process, in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def batches(subjects: int) -> list[bytes]:
@@ -132,13 +128,14 @@ def client(port: int, n: int, subjects: int) -> dict:
 
 def run_client(port: int, n: int, subjects: int, server_pid: int | None) -> dict:
     """The client in a process of its own; the server's CPU seconds over its run."""
-    before = cpu_seconds(server_pid) if server_pid else 0.0
+    cpu = ServerCPU(server_pid) if server_pid else None
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--client", str(port),
                           "--n", str(n), "--subjects", str(subjects)],
                          check=True, capture_output=True, text=True)
     result = json.loads(out.stdout)
-    if server_pid:
-        result["server_cpu"] = cpu_seconds(server_pid) - before
+    if cpu:
+        result["server_cpu"] = cpu.stop()
+        result["server_cpu_us"] = cpu.us_per_message(n)
     return result
 
 
@@ -244,34 +241,43 @@ def main(argv=None) -> int:
                       f"{result['elapsed']:.2f} s, acks ok {result['ok']}", file=sys.stderr)
         medians = {kind: statistics.median(r["rate"] for r in results)
                    for kind, results in runs.items()}
-        rows.append((subjects, medians))
+        cpu = {kind: statistics.median(r["server_cpu_us"] for r in results)
+               for kind, results in runs.items() if kind != "selftest"}
+        rows.append((subjects, medians, cpu))
     print(f"\n{args.n:,} acked publishes of {len(PAYLOAD)} B, {WINDOW} outstanding, "
           f"median of {args.reps}\n")
     if args.selftest:
         print("| subjects | client vs instant stand-in |\n|---|---|")
-        for subjects, medians in rows:
+        for subjects, medians, _ in rows:
             print(f"| {subjects:,} | {medians['selftest']:,.0f} |")
     else:
         before = "jsstore before" in kinds
         print("| subjects | jsstore | nats-server | ratio |"
               + (" jsstore before | ratio before |" if before else "")
-              + "\n|---|---|---|---|" + ("---|---|" if before else ""))
-        for subjects, medians in rows:
+              + " jsstore CPU us/msg | nats-server CPU us/msg |"
+              + (" jsstore before CPU us/msg |" if before else "")
+              + "\n|---|---|---|---|" + ("---|---|" if before else "")
+              + "---|---|" + ("---|" if before else ""))
+        for subjects, medians, cpu in rows:
             theirs = medians["nats-server"]
             print(f"| {subjects:,} | {medians['jsstore']:,.0f} | {theirs:,.0f} | "
                   f"{medians['jsstore'] / theirs:.2f} |" + (
                       f" {medians['jsstore before']:,.0f} | "
-                      f"{medians['jsstore before'] / theirs:.2f} |" if before else ""))
+                      f"{medians['jsstore before'] / theirs:.2f} |" if before else "")
+                  + f" {cpu['jsstore']:.2f} | {cpu['nats-server']:.2f} |"
+                  + (f" {cpu['jsstore before']:.2f} |" if before else ""))
     if failed:
         print("SOME RUNS LOST OR MISNUMBERED ACKS", file=sys.stderr)
     if args.json and not args.selftest:
         table = [summary.row("pubceiling", f"acked publish ceiling, {subjects:,} subject(s)",
                              None if failed else medians["jsstore"], "nats-server",
                              medians["nats-server"], TARGET)
-                 for subjects, medians in rows]
+                 for subjects, medians, _ in rows]
         with open(args.json, "w") as f:
             json.dump({"n": args.n, "reps": args.reps, "medians": dict(
-                (str(subjects), medians) for subjects, medians in rows), "failed": failed,
+                (str(subjects), medians) for subjects, medians, _ in rows),
+                "server cpu us/msg": dict((str(subjects), cpu) for subjects, _, cpu in rows),
+                "failed": failed,
                 "summary": table}, f, indent=1)
     return 1 if failed else 0
 
