@@ -46,7 +46,8 @@ for path in (HERE, os.path.join(ROOT, "src"), os.path.join(ROOT, "tests")):
 import rawframes  # noqa: E402
 from jsstoreserver import start_jsstore_server  # noqa: E402
 from natsserver import start_nats_server  # noqa: E402
-from rawframes import ACK_REPLY, PULL_ACK, acks, complete, connect, pub, request  # noqa: E402
+from rawframes import (ACK_REPLY, PULL_ACK, acks, after_pong,  # noqa: E402
+                       complete, connect, pub, request)
 
 import summary  # noqa: E402
 from servercpu import ServerCPU  # noqa: E402
@@ -110,14 +111,6 @@ def publisher(port: int, n: int, pulls: int, go, out) -> None:
         buf = buf[cut:]
     out.put(("published", time.perf_counter()))
     sock.close()
-
-
-def after_pong(sock) -> bytes:
-    """Wait for the PONG of the PING just sent; what came after it (deliveries may)."""
-    buf = b""
-    while b"PONG\r\n" not in buf:
-        buf += sock.recv(65536)
-    return buf[buf.index(b"PONG\r\n") + 6:]
 
 
 def push_client(port: int, want: int, pushes: int, ready, go, out) -> None:

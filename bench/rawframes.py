@@ -1,7 +1,7 @@
-"""A raw-socket NATS client for the server benchmarks (consumeceiling.py, fanout.py) that is
-not itself the bottleneck: frames are prebuilt, MSG frames are found and taken apart with
-C-speed bytes and `re` operations (no Python work per message), and acks are built from the
-reply subjects found with one join.
+"""A raw-socket NATS client for the server benchmarks (consumeceiling.py, fanout.py,
+corefanout.py) that is not itself the bottleneck: frames are prebuilt, MSG frames are found
+and taken apart with C-speed bytes and `re` operations (no Python work per message), and
+acks are built from the reply subjects found with one join.
 
 The payloads of the benchmarks are b"x" * 128, so a frame's payload never holds "MSG " or
 "PING": the searches below can run over whole buffers.
@@ -72,6 +72,17 @@ def complete(buf: bytes) -> int:
         return max(end, tail)
     eol = buf.rfind(b"\r\n")
     return eol + 2 if eol >= 0 else 0
+
+
+def after_pong(sock: socket.socket) -> bytes:
+    """Wait for the PONG of the PING just sent; what came after it (deliveries may)."""
+    buf = b""
+    while b"PONG\r\n" not in buf:
+        data = sock.recv(65536)
+        if not data:
+            raise RuntimeError("server closed the connection")
+        buf += data
+    return buf[buf.index(b"PONG\r\n") + 6:]
 
 
 def request(sock: socket.socket, subject: str, payload: bytes, inbox: str = "_R.x",

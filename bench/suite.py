@@ -37,6 +37,7 @@ SCRIPTS = {
     "pubceiling": ("pubceiling.py", []),
     "consumeceiling": ("consumeceiling.py", []),
     "fanout": ("fanout.py", []),
+    "corefanout": ("corefanout.py", []),
     "growth": ("growth.py", ["--plot", os.path.join(HERE, "growth.png")]),
 }
 
