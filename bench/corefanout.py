@@ -104,9 +104,9 @@ class FrameCounter:
     """Counts the MSG frames of a stream in which every MSG frame is `length` bytes long
     without looking at each: a read whose last whole frame ends where the frame length says
     (its last bytes are the payload's end, and what follows starts a frame) adds the whole
-    frames at once.  Anything else
-    between the frames (a server's PING, say) puts the frame ends elsewhere; such a read and
-    what is left of the one before it are taken apart frame by frame."""
+    frames at once.  Anything else between the frames (a server's PING, say) puts the frame
+    ends elsewhere; such a read and what is left of the one before it are taken apart frame
+    by frame."""
 
     TAIL = PAYLOAD[-2:] + b"\r\n"         # the last bytes of every MSG frame
 
