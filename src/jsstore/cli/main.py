@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Callable
 
 from jsstore.cli.errors import CliError
 from jsstore.version import __version__
 from jsstore.wire.api import SERVER_VERSION
 
-__all__ = ["main"]
+__all__ = ["main", "reporting_failures"]
 
 
 def version_line() -> str:
@@ -58,9 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     if command in ("-v", "--version", "version"):
         print(version_line())
         return 0
-    trace = "--trace" in argv
+    return reporting_failures(lambda: run(command, argv), trace="--trace" in argv)
+
+
+def reporting_failures(command: Callable[[], int], *, trace: bool = False) -> int:
+    """`command()`'s exit status, every failure of it made one line on stderr (a
+    configuration file's errors: a line each) and a non-zero status; `trace` adds the
+    traceback.  (The test zygote runs the servers it forks through this too.)"""
     try:
-        return run(command, argv)
+        return command()
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

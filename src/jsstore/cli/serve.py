@@ -34,6 +34,7 @@ import signal
 import ssl
 import sys
 import time
+from collections.abc import Callable
 
 from jsstore.cli.errors import CliError, UsageError
 from jsstore.cli.storefactory import FactorySpecError, load_store_factory
@@ -324,7 +325,9 @@ def test_config(options: dict) -> int:
     return 0
 
 
-def serve(options: dict) -> int:
+def serve(options: dict, on_ready: Callable[[Server], None] | None = None) -> int:
+    """Run the server the options describe until a signal stops it; the exit status.
+    `on_ready(server)` is called once ``Server is ready`` is logged."""
     if options.get("config"):
         from_file = file_options(options["config"])
         options = {**from_file, **{k: v for k, v in options.items() if k != "config"}}
@@ -380,6 +383,8 @@ def serve(options: dict) -> int:
             with open(options["pid"], "w") as f:
                 f.write(str(os.getpid()))
         log.info("Server is ready")
+        if on_ready is not None:
+            on_ready(srv)
 
     async def main() -> None:
         task = asyncio.current_task()
@@ -439,8 +444,10 @@ def send_signal(spec: str) -> int:
     return 0
 
 
-def serve_main(argv: list[str]) -> int:
-    """`jsstore serve ARGS`: the server with nats-server's flags (or --signal, -v)."""
+def serve_main(argv: list[str], on_ready: Callable[[Server], None] | None = None) -> int:
+    """`jsstore serve ARGS`: the server with nats-server's flags (or --signal, -v);
+    `on_ready(server)` is called once it is ready (jsstore.testing.zygote reports the
+    port of a server it forked through it)."""
     options = parse_flags(argv)
     if options.get("help"):
         print(USAGE, end="")
@@ -452,4 +459,4 @@ def serve_main(argv: list[str]) -> int:
         return 0
     if options.get("signal"):
         return send_signal(options["signal"])
-    return serve(options)
+    return serve(options, on_ready)
