@@ -25,7 +25,8 @@ LISTENING = re.compile(r"Listening for client connections on [^\s]*:(\d+)")
 
 @dataclass
 class ServerProcess:
-    """A server started by start_server()."""
+    """A server started by start_server() (or forked by a jsstore.testing.zygote.Zygote:
+    then `process` is its ForkedProcess, which answers as a Popen does)."""
 
     process: subprocess.Popen
     port: int
@@ -100,13 +101,18 @@ def start_server(command: list[str], store_dir: str, *, env: dict | None = None,
         time.sleep(0.01)
 
 
+def jsstore_environment() -> dict:
+    """This process's environment, with the jsstore it imported first on PYTHONPATH (a
+    child Python then imports the same jsstore)."""
+    source = os.path.dirname(os.path.dirname(os.path.abspath(jsstore.__file__)))
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": source + (os.pathsep + path if path else "")}
+
+
 def jsstore_command() -> tuple[list[str], dict]:
     """``python -m jsstore serve`` and the environment that makes the child import the same
     jsstore as this process."""
-    source = os.path.dirname(os.path.dirname(os.path.abspath(jsstore.__file__)))
-    path = os.environ.get("PYTHONPATH")
-    env = {**os.environ, "PYTHONPATH": source + (os.pathsep + path if path else "")}
-    return [sys.executable, "-m", "jsstore", "serve"], env
+    return [sys.executable, "-m", "jsstore", "serve"], jsstore_environment()
 
 
 def start_jsstore_server(store_dir, extra_args=(), *, timeout: float = 30.0) -> ServerProcess:

@@ -1,0 +1,557 @@
+"""Test servers forked from a zygote: one process per test session that has imported what
+``jsstore serve`` needs (the server, the event loop, the ``$JS.API`` handlers and the
+streams', consumers' and stores' machinery) and forks a server for each test that asks for
+one.  A forked server skips the interpreter's start and every import (about 100 ms on a
+small machine, and as much again on its first requests) and is ready in milliseconds.
+
+    zygote = Zygote()                        # python -m jsstore.testing.zygote
+    server = zygote.serve(store_dir)         # a ServerProcess: url, pid, log_path, stop()
+    ...
+    server.stop()                            # SIGTERM by pid, as for a server run by exec
+    zygote.close()
+
+A forked server is the same ``jsstore serve`` (``jsstore.cli.serve.serve_main`` with
+``-a 127.0.0.1 -p -1 -js -sd <store_dir>`` and any further arguments) with its stdout and
+stderr in a log file of its own, in the test process's working directory and environment
+of the moment it asked (a configuration file's ``$VARIABLE`` reads it); it runs until a
+signal stops it, as one run by exec does.  What differs: the interpreter was started, and
+its start-up settings (``PYTHONHASHSEED``, ``-X`` options) read, by the zygote, with the
+environment of the zygote's start; and the server is the zygote's child, not the test
+process's: its exit status reaches the test process through the zygote, so
+``ServerProcess.stop()`` and ``wait()`` read as before.
+
+The zygote keeps one child forked ahead, a spare: it has been forked, has started a server
+once and stopped it (a rehearsal, on a throwaway store and port: see ``rehearse``), and
+waits for its arguments; so a request costs neither a fork nor the copying of the memory
+pages a start writes to.  The zygote forks the next spare as soon as one is given away (a
+request that comes before the spare is ready waits for it).  It forks with no thread
+running (it checks), and freezes its objects before forking (``gc.freeze``) so that the
+servers' collections do not walk, and copy, the zygote's memory.
+
+A zygote that dies is loud: every later request, and the stop of every server it forked,
+raises ZygoteError with its exit status and its log (a server it forked keeps running
+until it is stopped: ``stop()`` still ends it, by pid, before raising).
+
+The pipes, a JSON object a line:
+
+* requests, the zygote's stdin: ``{"args": [serve's arguments], "log": path}``;
+* answers, the zygote's stdout: ``{"zygote": pid}`` once it has imported everything and
+  forked its first spare; ``{"forked": pid}`` for each request (``{"error": text}`` when it
+  could not fork); ``{"ready": pid, "port": port}`` from the server itself once ``Server is
+  ready`` is logged; ``{"exited": pid, "status": status}`` for each child it reaped (status
+  as subprocess's returncode: the exit code, or -N for signal N).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from jsstore.deferred import deferred
+from jsstore.testing.server import HOST, ServerProcess, jsstore_environment
+
+__all__ = ["Zygote", "ZygoteError", "ForkedProcess", "PRELOAD"]
+
+# loaded by the zygote process only (the test process that drives it imports none of it)
+serve = deferred("jsstore.cli.serve")
+cli_main = deferred("jsstore.cli.main")
+
+# what the zygote imports before it forks: the server and its event loop, and what a
+# server loads with its first requests (API handlers, file and memory streams, consumers,
+# core publishes); a module missing here is imported by every forked server that needs it
+PRELOAD = ("jsstore.cli.main", "jsstore.cli.serve", "uvloop", "jsstore.api.router",
+           "jsstore.stream.stream", "jsstore.store.filestore", "jsstore.store.memstore",
+           "jsstore.consumer.consumer", "jsstore.server.plainpub")
+
+# how long the zygote waits for its servers to stop (SIGTERM) when it is closed, then SIGKILL
+CLOSE_GRACE = 10.0
+
+
+class ZygoteError(RuntimeError):
+    """The zygote died or broke its protocol."""
+
+
+# -- the test process's side -----------------------------------------------------------------
+
+class Zygote:
+    """A zygote process for this test process (started here, ready when this returns)."""
+
+    def __init__(self, *, timeout: float = 60.0):
+        log_fd, self.log_path = tempfile.mkstemp(prefix="jsstore-zygote-", suffix=".log")
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "jsstore.testing.zygote"], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=log_fd, close_fds=True,
+                env=jsstore_environment())
+        finally:
+            os.close(log_fd)
+        self._answers = self.process.stdout.fileno()
+        self._pidfd = _pidfd(self.process.pid)
+        self._buffer = b""
+        self._lock = threading.RLock()
+        self._forked: list[int] = []             # pids of answers not yet taken
+        self._ready: dict[int, int] = {}         # pid -> port
+        self._children: dict[int, ForkedProcess] = {}
+        self._exited: dict[int, int] = {}        # pid -> status, of pids not (yet) ours
+        self._hello: int | None = None
+        self._gone: str | None = None            # why the zygote is gone, once it is
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._hello is None:
+                self._read(deadline, f"the jsstore test zygote did not start within "
+                                     f"{timeout} s")
+
+    def serve(self, store_dir, extra_args=(), *, timeout: float = 30.0) -> ServerProcess:
+        """A forked ``jsstore serve`` on a free loopback port with its store in `store_dir`
+        (`extra_args` after the usual flags), ready for clients when this returns.
+        RuntimeError (with its log) when it exits before it is ready or is not ready
+        within `timeout` seconds; ZygoteError when the zygote is gone."""
+        log_fd, log_path = tempfile.mkstemp(prefix="jsstore-testing-", suffix=".log")
+        os.close(log_fd)
+        args = ["-a", HOST, "-p", "-1", "-js", "-sd", os.fspath(store_dir),
+                *map(str, extra_args)]
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            try:
+                self._check_alive()
+                self._send({"args": args, "log": log_path, "cwd": os.getcwd(),
+                            "env": jsstore_environment()})
+                while not self._forked:
+                    self._read(deadline, "the jsstore test zygote did not answer a request")
+            except ZygoteError:
+                os.unlink(log_path)
+                raise
+            pid = self._forked.pop(0)
+            process = self._children[pid] = ForkedProcess(self, pid)
+            if pid in self._exited:
+                process.returncode = self._exited.pop(pid)
+            server = ServerProcess(process, 0, os.fspath(store_dir), log_path)
+            try:
+                while pid not in self._ready and process.returncode is None:
+                    self._read(deadline, None)
+            except _Timeout:
+                pass
+            if pid in self._ready:
+                server.port = self._ready.pop(pid)
+                return server
+        failure = (f"exited with status {process.returncode}" if process.returncode is not None
+                   else f"was not ready within {timeout} s")
+        server.stop()
+        log = server.log_text() or f"(nothing; the zygote's log:)\n{self.log_text()[-4000:]}"
+        os.unlink(log_path)
+        raise RuntimeError(f"jsstore serve {' '.join(args)} (forked by the test zygote, pid "
+                           f"{self.process.pid}) {failure}:\n{log}")
+
+    def close(self, timeout: float = 30.0) -> None:
+        """End the zygote (it stops the servers it forked that still run); ZygoteError if
+        it had died before, or does not end within `timeout` seconds."""
+        with self._lock:
+            if self._gone is None and self.process.poll() is not None:
+                self._drain()
+                self._went()
+            if self.process.poll() is None:
+                with contextlib.suppress(BrokenPipeError):
+                    self.process.stdin.close()
+                try:
+                    self.process.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    self.process.wait()
+                    raise ZygoteError(f"the jsstore test zygote (pid {self.process.pid}) did "
+                                      f"not end within {timeout} s of being closed") from None
+                if self._gone is None:
+                    self._drain()
+                    self._gone = "it was closed"
+            self.process.stdout.close()
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
+            failed = self.process.returncode != 0 or self._gone != "it was closed"
+            error = self._error() if failed else None
+            with contextlib.suppress(OSError):
+                os.unlink(self.log_path)
+            if error is not None:
+                raise error
+
+    # -- the answers -----------------------------------------------------------------------
+    def _send(self, request: dict) -> None:
+        try:
+            self.process.stdin.write(json.dumps(request).encode() + b"\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            self._went()
+            raise self._error() from None
+
+    def _read(self, deadline: float | None, timeout_text: str | None) -> None:
+        """Take the answers that arrive before `deadline` (at least one, or the zygote's
+        end); _Timeout (or ZygoteError saying `timeout_text`) at the deadline."""
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                if timeout_text is None:
+                    raise _Timeout()
+                raise ZygoteError(f"{timeout_text} (pid {self.process.pid}); its log:\n"
+                                  f"{self.log_text()}")
+            watched = [self._answers] + ([self._pidfd] if self._pidfd is not None else [])
+            readable, _, _ = select.select(watched, [], [], 0.05 if self._pidfd is None
+                                           else left)
+            if self._answers in readable:
+                chunk = os.read(self._answers, 65536)
+                if not chunk:
+                    self._went()
+                    raise self._error()
+                self._take(chunk)
+                return
+            if readable or self.process.poll() is not None:
+                self._drain()
+                self._went()
+                raise self._error()
+
+    def _drain(self) -> None:
+        """Take the answers already waiting, without blocking."""
+        while select.select([self._answers], [], [], 0)[0]:
+            chunk = os.read(self._answers, 65536)
+            if not chunk:
+                return
+            self._take(chunk)
+
+    def _take(self, chunk: bytes) -> None:
+        lines = (self._buffer + chunk).split(b"\n")
+        self._buffer = lines.pop()
+        for line in lines:
+            answer = json.loads(line)
+            if "exited" in answer:
+                pid, status = answer["exited"], answer["status"]
+                child = self._children.pop(pid, None)
+                if child is not None:
+                    child.returncode = status
+                else:
+                    self._exited[pid] = status
+            elif "ready" in answer:
+                self._ready[answer["ready"]] = answer["port"]
+            elif "forked" in answer:
+                self._forked.append(answer["forked"])
+            elif "zygote" in answer:
+                self._hello = answer["zygote"]
+            elif "error" in answer:
+                raise ZygoteError(f"the jsstore test zygote (pid {self.process.pid}): "
+                                  f"{answer['error']}")
+            else:
+                raise ZygoteError(f"the jsstore test zygote answered {line!r}")
+
+    def _went(self) -> None:
+        if self._gone is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(5)
+            self._gone = f"it exited with status {self.process.returncode}"
+
+    def _check_alive(self) -> None:
+        if self._gone is None and self.process.poll() is not None:
+            self._drain()
+            self._went()
+        if self._gone is not None:
+            raise self._error()
+
+    def _error(self) -> ZygoteError:
+        return ZygoteError(f"the jsstore test zygote (pid {self.process.pid}) is gone: "
+                           f"{self._gone}; its log:\n{self.log_text()}")
+
+    def log_text(self) -> str:
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return "(none)"
+
+    # -- a forked server's exit --------------------------------------------------------------
+    def _poll(self, child: ForkedProcess) -> int | None:
+        with self._lock:
+            if child.returncode is None and self._gone is None:
+                self._drain()
+                if child.returncode is None and self.process.poll() is not None:
+                    self._drain()
+                    self._went()
+            if child.returncode is None and self._gone is not None:
+                if _exited(child.pid, 0):
+                    raise self._orphan_error(child)
+            return child.returncode
+
+    def _wait(self, child: ForkedProcess, timeout: float | None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            try:
+                while child.returncode is None and self._gone is None:
+                    self._read(deadline, None)
+            except _Timeout:
+                raise subprocess.TimeoutExpired(f"jsstore serve (pid {child.pid})",
+                                                timeout) from None
+            except ZygoteError:
+                pass
+            if child.returncode is not None:
+                return child.returncode
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not _exited(child.pid, left):
+                raise subprocess.TimeoutExpired(f"jsstore serve (pid {child.pid})", timeout)
+            raise self._orphan_error(child)
+
+    def _orphan_error(self, child: ForkedProcess) -> ZygoteError:
+        return ZygoteError(f"jsstore serve (pid {child.pid}) has ended, its exit status "
+                           f"unknown: the test zygote that forked it (pid "
+                           f"{self.process.pid}) is gone: {self._gone}; its log:\n"
+                           f"{self.log_text()}")
+
+
+class _Timeout(Exception):
+    pass
+
+
+class ForkedProcess:
+    """What ServerProcess asks of its process (``subprocess.Popen``'s pid, returncode,
+    poll() and wait()), for a server the zygote forked: its exit status is the zygote's
+    report."""
+
+    def __init__(self, zygote: Zygote, pid: int):
+        self.zygote = zygote
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self.zygote._poll(self)
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.zygote._wait(self, timeout)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that turns readable when process `pid` ends (None where the system has
+    none: then the zygote is polled)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _exited(pid: int, timeout: float | None) -> bool:
+    """Whether process `pid` (not a child of this process) ends within `timeout` seconds."""
+    fd = _pidfd(pid)
+    if fd is None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
+
+
+# -- the zygote process ------------------------------------------------------------------------
+
+class ZygoteProcess:
+    """The zygote's loop: requests in, a spare given each, children reaped and reported."""
+
+    def __init__(self, requests: int, answers: int):
+        self.requests = requests
+        self.answers = answers
+        self.wake_read, self.wake_write = os.pipe()
+        os.set_blocking(self.wake_read, False)
+        os.set_blocking(self.wake_write, False)
+        self.buffer = b""
+        self.spare: tuple[int, int] | None = None       # (pid, the pipe to its arguments)
+        self.children: set[int] = set()
+
+    def run(self) -> int:
+        signal.signal(signal.SIGCHLD, _noted)
+        signal.set_wakeup_fd(self.wake_write)
+        self.fork_spare()
+        self.answer({"zygote": os.getpid()})
+        while True:
+            readable, _, _ = select.select([self.requests, self.wake_read], [], [])
+            if self.wake_read in readable:
+                with contextlib.suppress(BlockingIOError):
+                    while os.read(self.wake_read, 512):
+                        pass
+                self.reap()
+            if self.requests in readable:
+                chunk = os.read(self.requests, 65536)
+                if not chunk:
+                    self.close()
+                    return 0
+                lines = (self.buffer + chunk).split(b"\n")
+                self.buffer = lines.pop()
+                for line in lines:
+                    self.give(line)
+
+    def give(self, request: bytes) -> None:
+        """The spare takes `request` (forked now if there is none); the next is forked."""
+        try:
+            if self.spare is None:
+                self.fork_spare()
+            pid, arguments = self.spare
+            self.spare = None
+            with contextlib.suppress(BrokenPipeError):    # (a spare that died: reaped)
+                os.write(arguments, request + b"\n")
+            os.close(arguments)
+            self.answer({"forked": pid})
+            self.fork_spare()
+        except OSError as exc:
+            self.answer({"error": f"could not fork a server: {exc}"})
+
+    def fork_spare(self) -> None:
+        if threading.active_count() != 1:
+            raise ZygoteError(f"the zygote runs {threading.active_count()} threads: it "
+                              f"forks with one only")
+        read, write = os.pipe()
+        gc.freeze()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(write)
+                self.become_server(read)
+            finally:
+                os._exit(70)
+        os.close(read)
+        self.children.add(pid)
+        self.spare = (pid, write)
+
+    def become_server(self, arguments: int) -> None:
+        """In a spare: drop the zygote's descriptors and signal handling, wait for the
+        arguments, then serve them; never returns."""
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in (self.requests, self.wake_read, self.wake_write):
+            os.close(fd)
+        rehearse()
+        request = b""
+        while not request.endswith(b"\n") and (chunk := os.read(arguments, 65536)):
+            request += chunk
+        os.close(arguments)
+        if not request:                 # the zygote closed: no server wanted
+            os._exit(0)
+        request = json.loads(request)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.chdir(request["cwd"])            # the test process's, as a child it ran would have
+        os.environ.clear()
+        os.environ.update(request["env"])
+        tempfile.tempdir = None             # (found again, under the environment's TMPDIR)
+        log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        answers = self.answers
+
+        def ready(server) -> None:
+            nonlocal answers
+            with contextlib.suppress(BrokenPipeError):  # (then the zygote is closing us)
+                os.write(answers, _line({"ready": os.getpid(), "port": server.port}))
+            os.close(answers)
+            answers = None
+
+        args = request["args"]
+        status = cli_main.reporting_failures(lambda: serve.serve_main(args, on_ready=ready),
+                                             trace="--trace" in args)
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(status)
+
+    def reap(self) -> None:
+        while self.children:
+            try:
+                pid, wait_status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.children.discard(pid)
+            if self.spare is not None and self.spare[0] == pid:
+                os.close(self.spare[1])
+                self.spare = None
+            self.answer({"exited": pid, "status": os.waitstatus_to_exitcode(wait_status)})
+
+    def answer(self, message: dict) -> None:
+        with contextlib.suppress(BrokenPipeError):
+            os.write(self.answers, _line(message))
+
+    def close(self) -> None:
+        """The test process is done with the zygote: the spare goes, and the servers still
+        running are stopped (SIGTERM, SIGKILL after CLOSE_GRACE seconds)."""
+        if self.spare is not None:
+            os.close(self.spare[1])
+            self.spare = None
+        for pid in self.children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + CLOSE_GRACE
+        while self.children:
+            self.reap()
+            if self.children and time.monotonic() > deadline:
+                for pid in self.children:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                deadline = float("inf")
+            time.sleep(0.005)
+
+
+def rehearse() -> None:
+    """In a spare: start a server and stop it at once (on a throwaway store directory and
+    port, its log discarded).  The memory pages a start writes to are the zygote's until a
+    child writes to them, then copied one by one (some hundreds, a few milliseconds): a
+    spare copies them now, not while a test waits for its server."""
+    store = tempfile.mkdtemp(prefix="jsstore-zygote-rehearsal-")
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    try:
+        serve.serve_main(["-a", HOST, "-p", "-1", "-js", "-sd", store],
+                         on_ready=lambda server: os.kill(os.getpid(), signal.SIGTERM))
+    finally:
+        os.dup2(saved, 1)
+        os.dup2(saved, 2)
+        os.close(saved)
+        shutil.rmtree(store, ignore_errors=True)
+    if threading.active_count() != 1:
+        raise ZygoteError(f"a rehearsed server left {threading.active_count() - 1} threads")
+
+
+def _noted(signum, frame) -> None:
+    """SIGCHLD's handler: the wake-up descriptor (signal.set_wakeup_fd) does the work."""
+
+
+def _line(message: dict) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def main() -> int:
+    """``python -m jsstore.testing.zygote``: requests on stdin, answers on stdout."""
+    requests, answers = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)                       # what anything prints goes to the zygote's log
+    os.close(devnull)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # ^C: the test process closes it
+    for name in PRELOAD:
+        importlib.import_module(name)
+    return ZygoteProcess(requests, answers).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
