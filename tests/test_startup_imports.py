@@ -40,6 +40,7 @@ DEFERRED = [
     "jsstore._core.ackstate", "jsstore._core.arrowblock", "jsstore._core.queries",
     "jsstore._core.compress", "jsstore._core.faults", "jsstore._core.hashing",
     "pyspark", "pyarrow", "nats", "tempfile", "argparse", "encodings.idna", "stringprep",
+    "shutil", "bz2", "lzma",
 ]
 
 # runs `jsstore serve ARGS` through the command's own entry point; at "Server is ready" it

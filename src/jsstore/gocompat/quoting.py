@@ -22,7 +22,10 @@ lone surrogate is quoted as the bytes Go would hold for it (each one ``\\xNN``).
 
 from __future__ import annotations
 
-import unicodedata
+from jsstore.deferred import deferred
+
+# the categories of runes past Latin-1, asked only when one is quoted (an error's text)
+unicodedata = deferred("unicodedata")
 
 _HEX = "0123456789abcdef"
 _SHORT_ESCAPES = {0x07: "\\a", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r",

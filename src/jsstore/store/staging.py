@@ -5,7 +5,10 @@ told from what a live one is using, and removed when a JetStream opens the direc
 from __future__ import annotations
 
 import os
-import shutil
+
+from jsstore.deferred import deferred
+
+shutil = deferred("shutil")     # (it loads bz2, lzma, fnmatch): only with stale staging to remove
 
 STAGING = "js-restore-"     # js-restore-<pid>-...
 
