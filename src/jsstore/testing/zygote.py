@@ -22,11 +22,12 @@ process's: its exit status reaches the test process through the zygote, so
 
 The zygote keeps one child forked ahead, a spare: it has been forked, has started a server
 once and stopped it (a rehearsal, on a throwaway store and port: see ``rehearse``), and
-waits for its arguments; so a request costs neither a fork nor the copying of the memory
-pages a start writes to.  The zygote forks the next spare as soon as one is given away (a
-request that comes before the spare is ready waits for it).  It forks with no thread
-running (it checks), and freezes its objects before forking (``gc.freeze``) so that the
-servers' collections do not walk, and copy, the zygote's memory.
+reads the requests itself, so that a request costs neither a fork, nor the copying of the
+memory pages a start writes to, nor a wake-up of the zygote on its way.  Once the spare's
+server is ready (not before: the two would share the CPU), or the spare has ended, the
+zygote forks the next; a request that comes before the next spare is ready waits for it.
+The zygote forks with no thread running (it checks), and freezes its objects before
+forking (``gc.freeze``) so that the servers' collections do not walk, and copy, its memory.
 
 A zygote that dies is loud: every later request, and the stop of every server it forked,
 raises ZygoteError with its exit status and its log (a server it forked keeps running
@@ -34,12 +35,15 @@ until it is stopped: ``stop()`` still ends it, by pid, before raising).
 
 The pipes, a JSON object a line:
 
-* requests, the zygote's stdin: ``{"args": [serve's arguments], "log": path}``;
-* answers, the zygote's stdout: ``{"zygote": pid}`` once it has imported everything and
-  forked its first spare; ``{"forked": pid}`` for each request (``{"error": text}`` when it
-  could not fork); ``{"ready": pid, "port": port}`` from the server itself once ``Server is
-  ready`` is logged; ``{"exited": pid, "status": status}`` for each child it reaped (status
-  as subprocess's returncode: the exit code, or -N for signal N).
+* requests, the zygote's stdin, read by its spare: ``{"args": [serve's arguments], "log":
+  path, "cwd": path, "env": {...}}``, one at a time (the next is sent once this one is
+  taken: a spare reads one line and no more);
+* answers, the zygote's stdout: from the zygote ``{"zygote": pid}`` once it has imported
+  everything and forked its first spare, ``{"exited": pid, "status": status}`` for each
+  child it reaped (status as subprocess's returncode: the exit code, or -N for signal N),
+  ``{"error": text}`` when a spare ended before it took a request; from a spare ``{"took":
+  pid}`` once it has read a request, then ``{"ready": pid, "port": port}`` once its server
+  has logged ``Server is ready``.
 """
 
 from __future__ import annotations
@@ -100,7 +104,7 @@ class Zygote:
         self._pidfd = _pidfd(self.process.pid)
         self._buffer = b""
         self._lock = threading.RLock()
-        self._forked: list[int] = []             # pids of answers not yet taken
+        self._took: list[int] = []               # spares that took a request, in order
         self._ready: dict[int, int] = {}         # pid -> port
         self._children: dict[int, ForkedProcess] = {}
         self._exited: dict[int, int] = {}        # pid -> status, of pids not (yet) ours
@@ -127,12 +131,12 @@ class Zygote:
                 self._check_alive()
                 self._send({"args": args, "log": log_path, "cwd": os.getcwd(),
                             "env": jsstore_environment()})
-                while not self._forked:
-                    self._read(deadline, "the jsstore test zygote did not answer a request")
+                while not self._took:
+                    self._read(deadline, "no spare of the jsstore test zygote took a request")
             except ZygoteError:
                 os.unlink(log_path)
                 raise
-            pid = self._forked.pop(0)
+            pid = self._took.pop(0)
             process = self._children[pid] = ForkedProcess(self, pid)
             if pid in self._exited:
                 process.returncode = self._exited.pop(pid)
@@ -157,12 +161,9 @@ class Zygote:
         """End the zygote (it stops the servers it forked that still run); ZygoteError if
         it had died before, or does not end within `timeout` seconds."""
         with self._lock:
-            if self._gone is None and self.process.poll() is not None:
-                self._drain()
-                self._went()
-            if self.process.poll() is None:
-                with contextlib.suppress(BrokenPipeError):
-                    self.process.stdin.close()
+            with contextlib.suppress(BrokenPipeError):
+                self.process.stdin.close()
+            if self._gone is None:
                 try:
                     self.process.wait(timeout)
                 except subprocess.TimeoutExpired:
@@ -170,9 +171,9 @@ class Zygote:
                     self.process.wait()
                     raise ZygoteError(f"the jsstore test zygote (pid {self.process.pid}) did "
                                       f"not end within {timeout} s of being closed") from None
-                if self._gone is None:
-                    self._drain()
-                    self._gone = "it was closed"
+                self._drain()
+                self._gone = ("it was closed" if self.process.returncode == 0
+                              else f"it exited with status {self.process.returncode}")
             self.process.stdout.close()
             if self._pidfd is not None:
                 os.close(self._pidfd)
@@ -240,8 +241,8 @@ class Zygote:
                     self._exited[pid] = status
             elif "ready" in answer:
                 self._ready[answer["ready"]] = answer["port"]
-            elif "forked" in answer:
-                self._forked.append(answer["forked"])
+            elif "took" in answer:
+                self._took.append(answer["took"])
             elif "zygote" in answer:
                 self._hello = answer["zygote"]
             elif "error" in answer:
@@ -364,104 +365,121 @@ def _exited(pid: int, timeout: float | None) -> bool:
 # -- the zygote process ------------------------------------------------------------------------
 
 class ZygoteProcess:
-    """The zygote's loop: requests in, a spare given each, children reaped and reported."""
+    """The zygote's loop: one spare at a time reads the requests; the zygote forks the next
+    once the spare's server is ready (or the spare has ended), reaps its children and
+    reports their ends, and ends when the test process closes the requests."""
 
     def __init__(self, requests: int, answers: int):
         self.requests = requests
         self.answers = answers
-        self.wake_read, self.wake_write = os.pipe()
+        self.wake_read, self.wake_write = os.pipe()     # SIGCHLD (signal.set_wakeup_fd)
         os.set_blocking(self.wake_read, False)
         os.set_blocking(self.wake_write, False)
-        self.buffer = b""
-        self.spare: tuple[int, int] | None = None       # (pid, the pipe to its arguments)
+        self.notices_read, self.notices_write = os.pipe()   # a spare's "took" and "ready"
+        # never written: a spare sees the zygote's end as this pipe's end, and ends too
+        self.lifeline_read, self.lifeline_write = os.pipe()
+        self.notices = b""
+        self.spare: int | None = None       # the child reading the requests, or to read them
+        self.spare_took = False
         self.children: set[int] = set()
+        self.closing = False
 
     def run(self) -> int:
         signal.signal(signal.SIGCHLD, _noted)
         signal.set_wakeup_fd(self.wake_write)
         self.fork_spare()
         self.answer({"zygote": os.getpid()})
+        poller = select.poll()
+        poller.register(self.requests, 0)       # its hang-up only: the requests are the spare's
+        poller.register(self.wake_read, select.POLLIN)
+        poller.register(self.notices_read, select.POLLIN)
         while True:
-            readable, _, _ = select.select([self.requests, self.wake_read], [], [])
-            if self.wake_read in readable:
-                with contextlib.suppress(BlockingIOError):
-                    while os.read(self.wake_read, 512):
-                        pass
-                self.reap()
-            if self.requests in readable:
-                chunk = os.read(self.requests, 65536)
-                if not chunk:
+            for fd, _events in poller.poll():
+                if fd == self.requests:                 # the test process closed us
                     self.close()
                     return 0
-                lines = (self.buffer + chunk).split(b"\n")
-                self.buffer = lines.pop()
-                for line in lines:
-                    self.give(line)
-
-    def give(self, request: bytes) -> None:
-        """The spare takes `request` (forked now if there is none); the next is forked."""
-        try:
+                if fd == self.wake_read:
+                    with contextlib.suppress(BlockingIOError):
+                        while os.read(self.wake_read, 512):
+                            pass
+                    self.reap()
+                if fd == self.notices_read:
+                    self.notices += os.read(self.notices_read, 4096)
+                    *lines, self.notices = self.notices.split(b"\n")
+                    for line in lines:
+                        self.noted(line)
             if self.spare is None:
                 self.fork_spare()
-            pid, arguments = self.spare
-            self.spare = None
-            with contextlib.suppress(BrokenPipeError):    # (a spare that died: reaped)
-                os.write(arguments, request + b"\n")
-            os.close(arguments)
-            self.answer({"forked": pid})
-            self.fork_spare()
-        except OSError as exc:
-            self.answer({"error": f"could not fork a server: {exc}"})
+
+    def noted(self, line: bytes) -> None:
+        """A spare's notice: b"took <pid>" (it read a request), b"ready <pid>" (its server
+        is ready: the next spare may be forked, not competing with its start)."""
+        what, pid = line.split()
+        if int(pid) == self.spare:
+            if what == b"took":
+                self.spare_took = True
+            elif what == b"ready":
+                self.spare = None
 
     def fork_spare(self) -> None:
         if threading.active_count() != 1:
             raise ZygoteError(f"the zygote runs {threading.active_count()} threads: it "
                               f"forks with one only")
-        read, write = os.pipe()
         gc.freeze()
         pid = os.fork()
         if pid == 0:
             try:
-                os.close(write)
-                self.become_server(read)
+                self.become_server()
             finally:
                 os._exit(70)
-        os.close(read)
         self.children.add(pid)
-        self.spare = (pid, write)
+        self.spare = pid
+        self.spare_took = False
 
-    def become_server(self, arguments: int) -> None:
-        """In a spare: drop the zygote's descriptors and signal handling, wait for the
-        arguments, then serve them; never returns."""
+    def become_server(self) -> None:
+        """In a spare: drop the zygote's descriptors and signal handling, rehearse, read
+        one request (the test process sends the next only once this one is taken), then
+        serve it; never returns."""
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        for fd in (self.requests, self.wake_read, self.wake_write):
+        for fd in (self.wake_read, self.wake_write, self.notices_read, self.lifeline_write):
             os.close(fd)
         rehearse()
+        waiting = select.poll()
+        waiting.register(self.requests, select.POLLIN)
+        waiting.register(self.lifeline_read, select.POLLIN)
         request = b""
-        while not request.endswith(b"\n") and (chunk := os.read(arguments, 65536)):
+        while not request.endswith(b"\n"):
+            if self.lifeline_read in dict(waiting.poll()):
+                os._exit(0)             # the zygote is gone: no server to give
+            chunk = os.read(self.requests, 65536)
+            if not chunk:
+                os._exit(0)             # the test process closed the zygote
             request += chunk
-        os.close(arguments)
-        if not request:                 # the zygote closed: no server wanted
-            os._exit(0)
+        os.close(self.requests)
+        os.close(self.lifeline_read)
+        pid = os.getpid()
+        notices = self.notices_write
+        os.write(notices, b"took %d\n" % pid)
+        answers = self.answers
+        os.write(answers, _line({"took": pid}))
         request = json.loads(request)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         os.chdir(request["cwd"])            # the test process's, as a child it ran would have
-        os.environ.clear()
-        os.environ.update(request["env"])
-        tempfile.tempdir = None             # (found again, under the environment's TMPDIR)
+        _set_environment(request["env"])
         log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         os.dup2(log, 1)
         os.dup2(log, 2)
         os.close(log)
-        answers = self.answers
 
         def ready(server) -> None:
-            nonlocal answers
+            nonlocal answers, notices
             with contextlib.suppress(BrokenPipeError):  # (then the zygote is closing us)
-                os.write(answers, _line({"ready": os.getpid(), "port": server.port}))
+                os.write(answers, _line({"ready": pid, "port": server.port}))
+                os.write(notices, b"ready %d\n" % pid)
             os.close(answers)
-            answers = None
+            os.close(notices)
+            answers = notices = None
 
         args = request["args"]
         status = cli_main.reporting_failures(lambda: serve.serve_main(args, on_ready=ready),
@@ -480,21 +498,22 @@ class ZygoteProcess:
             if pid == 0:
                 return
             self.children.discard(pid)
-            if self.spare is not None and self.spare[0] == pid:
-                os.close(self.spare[1])
+            status = os.waitstatus_to_exitcode(wait_status)
+            if pid == self.spare:
+                if not (self.spare_took or self.closing):
+                    self.answer({"error": f"a spare (pid {pid}) ended with status {status} "
+                                          f"before it took a request"})
                 self.spare = None
-            self.answer({"exited": pid, "status": os.waitstatus_to_exitcode(wait_status)})
+            self.answer({"exited": pid, "status": status})
 
     def answer(self, message: dict) -> None:
         with contextlib.suppress(BrokenPipeError):
             os.write(self.answers, _line(message))
 
     def close(self) -> None:
-        """The test process is done with the zygote: the spare goes, and the servers still
-        running are stopped (SIGTERM, SIGKILL after CLOSE_GRACE seconds)."""
-        if self.spare is not None:
-            os.close(self.spare[1])
-            self.spare = None
+        """The test process is done with the zygote: the servers still running (and the
+        spare) are stopped (SIGTERM, SIGKILL after CLOSE_GRACE seconds)."""
+        self.closing = True
         for pid in self.children:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
@@ -507,6 +526,16 @@ class ZygoteProcess:
                         os.kill(pid, signal.SIGKILL)
                 deadline = float("inf")
             time.sleep(0.005)
+
+
+def _set_environment(environment: dict) -> None:
+    """os.environ made `environment`, changing only what differs (most often nothing)."""
+    for name in [name for name in os.environ if name not in environment]:
+        del os.environ[name]
+    for name, value in environment.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+    tempfile.tempdir = None             # (found again, under the environment's TMPDIR)
 
 
 def rehearse() -> None:
