@@ -1,7 +1,7 @@
 """Start-up time and idle memory of ``jsstore serve`` against nats-server.
 
     python bench/startup.py [--n N] [--idle S] [--json FILE] [--no-fixture]
-                            [--compare-src DIR] [--floor]
+                            [--compare-src DIR] [--floor] [--script]
 
 Each server is started N times in each of two modes, the servers alternating (jsstore
 first in even rounds, nats-server first in odd ones), each on a fresh temporary store
@@ -22,6 +22,9 @@ Also measured, alternating in the same way: ``python -c "import jsstore"`` again
 ``python -c pass`` (exec to exit), and the ``jsstore_server`` fixture's launcher
 (``jsstore.testing.server.start_server``: call -> a connection accepted) for both servers.
 
+``--script`` adds ``jsstore serve`` run by the installed ``jsstore`` console script (the
+one beside this interpreter) instead of ``python -m jsstore``, with the same environment.
+
 ``--compare-src DIR`` adds a third contender, ``jsstore serve`` from another source tree
 (say an older checkout's ``src``, with its extensions built), started in the same rounds:
 a before/after on one machine at one time.
@@ -29,7 +32,10 @@ a before/after on one machine at one time.
 ``--floor`` adds, to the idle runs, what any asyncio server on this interpreter costs: a
 few lines of Python that import asyncio, uvloop and msgspec (as jsstore serve does), listen,
 log the same two lines and send ``INFO`` -- the part of jsstore's figures that no change
-to jsstore can remove.
+to jsstore short of leaving asyncio can remove; and the same without asyncio (``floor (no
+asyncio)``: the standard library's selectors, socket and signal only), the least any
+Python server costs -- what an event loop of jsstore's own could start at, before it
+imports anything else.
 
 Printed: a markdown table of medians (and ratios jsstore / nats-server); ``--json`` also
 writes every measurement.
@@ -83,6 +89,29 @@ async def main():
     await stop.wait()
 
 uvloop.run(main())
+"""
+
+# --floor: the least a Python server without asyncio does to get to "ready"
+FLOOR_SELECTORS_SERVER = r"""
+import selectors, signal, socket, sys
+
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", 0))
+listener.listen(128)
+listener.setblocking(False)
+sys.stderr.write(f"Listening for client connections on 127.0.0.1:{listener.getsockname()[1]}\n")
+sys.stderr.write("Server is ready\n")
+sys.stderr.flush()
+signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+selector = selectors.DefaultSelector()
+selector.register(listener, selectors.EVENT_READ)
+clients = []
+while True:
+    for _key, _events in selector.select():
+        client, _ = listener.accept()
+        client.sendall(b"INFO {}\r\n")
+        clients.append(client)
 """
 
 HOST = "127.0.0.1"
@@ -248,8 +277,11 @@ def main() -> int:
                         help="leave out the fixture launcher and the import measurements")
     parser.add_argument("--compare-src", metavar="DIR",
                         help="also start jsstore serve from this source tree (before/after)")
+    parser.add_argument("--script", action="store_true",
+                        help="also start jsstore serve by the installed console script")
     parser.add_argument("--floor", action="store_true",
-                        help="also start a minimal asyncio+uvloop+msgspec server (idle runs)")
+                        help="also start a minimal asyncio+uvloop+msgspec server and one "
+                             "without asyncio (idle runs)")
     args = parser.parse_args()
     if args.quick:
         args.n = 3
@@ -260,6 +292,12 @@ def main() -> int:
     env = child_env()
     servers = {"jsstore": ([sys.executable, "-m", "jsstore", "serve"], env),
                "nats-server": ([binary], None)}
+    script = os.path.join(os.path.dirname(sys.executable), "jsstore")
+    if args.script:
+        if not os.path.exists(script):
+            print(f"no console script {script} (pip install -e .)", file=sys.stderr)
+            return 2
+        servers["jsstore (console script)"] = ([script, "serve"], env)
     if args.compare_src:
         servers["jsstore (compare-src)"] = ([sys.executable, "-m", "jsstore", "serve"],
                                             child_env(os.path.abspath(args.compare_src)))
@@ -276,6 +314,8 @@ def main() -> int:
         contenders = dict(servers)
         if args.floor and mode == "idle":
             contenders["floor"] = ([sys.executable, "-c", FLOOR_SERVER], env)
+            contenders["floor (no asyncio)"] = ([sys.executable, "-c", FLOOR_SELECTORS_SERVER],
+                                                env)
         starts = alternate(args.n, contenders, lambda name, spec: Start(
             *spec, api=mode == "api", idle=args.idle))
         record(f"exec -> ready ({mode} runs), ms",
@@ -302,8 +342,9 @@ def main() -> int:
         record("python -c 'import jsstore' (baseline: python -c pass), ms",
                {k: [t * 1000 for t in v] for k, v in alternate(
                    args.n, imports, lambda name, spec: exec_to_exit(*spec)).items()}, "ms")
-    extra = ["jsstore (compare-src)"] if args.compare_src else []
-    extra += ["floor"] if args.floor else []
+    extra = ["jsstore (console script)"] if args.script else []
+    extra += ["jsstore (compare-src)"] if args.compare_src else []
+    extra += ["floor", "floor (no asyncio)"] if args.floor else []
     print(f"n = {args.n} starts of each server per mode, medians; ratios are to nats-server\n")
     print("| measure | jsstore | nats-server (baseline) | ratio |"
           + "".join(f" {name} | its ratio |" for name in extra))
