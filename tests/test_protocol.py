@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jsstore._core import protocol as p
-from jsstore.wire.bus import Msg
 
 CLIENT_STREAM = (b'CONNECT {"verbose":false,"headers":true}\r\n'
                  b"PING\r\n"
@@ -110,36 +109,9 @@ def test_limits_are_settable():
 
 
 def test_frames():
-    assert p.msg_frame("a.b", "7", None, None, b"hi") == b"MSG a.b 7 2\r\nhi\r\n"
-    assert p.msg_frame("a.b", "7", "_INBOX.1", None, b"") == b"MSG a.b 7 _INBOX.1 0\r\n\r\n"
-    hdr = b"NATS/1.0\r\n\r\n"
-    assert p.msg_frame("a", "1", "r", hdr, b"xy") == b"HMSG a 1 r 12 14\r\nNATS/1.0\r\n\r\nxy\r\n"
-    assert p.msg_frames([("a", "1", None, None, b"x"), ("b", "2", None, hdr, b"")]) == (
-        b"MSG a 1 1\r\nx\r\nHMSG b 2 12 12\r\nNATS/1.0\r\n\r\n\r\n")
     assert p.info_frame(b"{}") == b"INFO {}\r\n"
     assert p.err_frame("Unknown Protocol Operation") == b"-ERR 'Unknown Protocol Operation'\r\n"
     assert (p.PING_FRAME, p.PONG_FRAME, p.OK_FRAME) == (b"PING\r\n", b"PONG\r\n", b"+OK\r\n")
-
-
-_SUBJECT = st.text(st.sampled_from("abcxyz.019é>*"), min_size=1, max_size=12)
-_BURST_MSG = st.builds(
-    Msg, _SUBJECT, st.one_of(st.binary(max_size=40), st.binary(max_size=40).map(bytearray)),
-    st.one_of(st.none(), st.just(b""), st.just(b"NATS/1.0\r\n\r\n"),
-              st.binary(min_size=1, max_size=30).map(lambda b: b"NATS/1.0\r\nK: " + b)),
-    st.one_of(st.none(), st.just(""), _SUBJECT), _SUBJECT)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(_BURST_MSG, max_size=12), st.text(st.sampled_from("0123456789ab"),
-                                                   min_size=1, max_size=6), st.booleans())
-def test_burst_frames_are_msg_frames_joined(msgs, sid, headers):
-    """A pull burst rendered in one go is byte for byte the frames msg_frame renders one
-    at a time (header blocks dropped for a client without headers), and the size counted
-    is their payload and header bytes."""
-    expected = b"".join(p.msg_frame(m.subject, sid, m.reply, m.hdr if headers else None,
-                                    bytes(m.data)) for m in msgs)
-    size = sum(len(m.data) + (len(m.hdr) if headers and m.hdr else 0) for m in msgs)
-    assert p.burst_frames(msgs, sid, headers) == (expected, size)
 
 
 _ACKISH = st.sampled_from([

@@ -173,8 +173,10 @@ class Side:
             out.append((client.in_msgs, client.in_bytes, client.out_msgs,
                         client.out_bytes - api_bytes,
                         sorted((sid, sub.delivered) for sid, sub in client.subs.items())))
-        stats = dict(self.server.stats)
-        stats["out_bytes"] -= sum(self.api_bytes)
+        totals = self.server.totals
+        stats = {**self.server.stats, "in_msgs": totals.in_msgs, "in_bytes": totals.in_bytes,
+                 "out_msgs": totals.out_msgs,
+                 "out_bytes": totals.out_bytes - sum(self.api_bytes)}
         out.append(sorted(stats.items()))
         return out
 

@@ -316,7 +316,7 @@ cdef class PlainPublisher:
                     target.on_due(ts + target.max_age)
                 if target.listeners:
                     if out.len:         # the answers so far go first, as in Python
-                        origin.out.append(PyBytes_FromStringAndSize(out.buf, out.len))
+                        origin.write(PyBytes_FromStringAndSize(out.buf, out.len))
                         out.len = 0
                     payload = PyBytes_FromStringAndSize(<const char*>s + body, size)
                     try:
@@ -358,7 +358,7 @@ cdef class PlainPublisher:
                 answered += 1
                 answered_bytes += length
             if out.len:
-                origin.out.append(PyBytes_FromStringAndSize(out.buf, out.len))
+                origin.write(PyBytes_FromStringAndSize(out.buf, out.len))
         finally:
             PyMem_Free(out.buf)
             for reply in used:

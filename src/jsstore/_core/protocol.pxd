@@ -17,9 +17,14 @@
 # answers "-ERR '<text>'" and closes the connection, ERR_CLOSE that it closes without an
 # -ERR (a bad PUB/SUB argument list).  Once set, feed() returns nothing more.
 #
-# Frames: the server->client side (INFO, MSG, HMSG, PING, PONG, +OK, -ERR), built into
-# bytes; msg_frames renders a batch of deliveries into one buffer for one write, and
-# burst_frames a burst of bus messages to one subscription (a pull batch) the same way.
+# Frames: the server->client side's control lines (INFO, PING, PONG, +OK, -ERR); MSG and
+# HMSG are rendered into a connection's buffer by jsstore._core.delivery.
+#
+# Publishes the core delivers itself: a parser given an account's Interest (and its
+# connection, `origin`) delivers a PUB / HPUB whose subject has a plan (jsstore._core.delivery)
+# there and then, with no operation returned for it.  Operations Python handles keep their
+# order with those: once feed() has an operation to return, it stops before the next PUB the
+# core would deliver, sets `more`, and reads on from there at the next feed(b"").
 #
 # Parser.leading_acks takes the plain acks a read starts with (PUB $JS.ACK.<...> with an
 # empty or +ACK payload, no reply, written PUB / single spaces / CRLF) as feed() would give
@@ -40,12 +45,23 @@ cdef enum:
     ERR_SEND = 1                  # answer -ERR '<text>', then close
     ERR_CLOSE = 2                 # close without an answer
 
+from jsstore._core.delivery cimport Conn, Interest, Plan
+
+
 cdef class Parser:
     cdef public bytearray pending  # bytes of an operation not complete yet
     cdef public Py_ssize_t max_control_line
     cdef public Py_ssize_t max_payload
     cdef public object error      # None, or (ERR_SEND / ERR_CLOSE, text)
     cdef dict subjects            # bytes -> str, for subjects seen again and again
+    cdef public Interest interest  # the account's plans, or None: every PUB to Python
+    cdef public Conn origin       # the connection it reads (counts and echo)
+    cdef public bint more         # feed() stopped before the end: call feed(b"") again
+    cdef bytes rest               # ... the read it stopped in, and where
+    cdef Py_ssize_t rest_pos
+    cdef bytes last_subject       # the last subject asked a plan for, and its answer
+    cdef Plan last_plan
+    cdef Py_ssize_t last_generation   # (the Interest's generation it holds for; -1: none)
 
     cdef str _text(self, const unsigned char* s, Py_ssize_t start, Py_ssize_t end)
     cdef int _fail(self, int kind, str text) except -1
@@ -55,6 +71,7 @@ cdef class Parser:
     cdef Py_ssize_t _unknown(self) except -2
     cdef Py_ssize_t _pub(self, list ops, const unsigned char* s, Py_ssize_t n,
                          Py_ssize_t arg, Py_ssize_t eol, bint headers) except -2
+    cdef Plan _plan(self, const unsigned char* subject, Py_ssize_t length)
     cdef Py_ssize_t _sub(self, list ops, const unsigned char* s, Py_ssize_t arg,
                          Py_ssize_t eol) except -2
     cdef Py_ssize_t _unsub(self, list ops, const unsigned char* s, Py_ssize_t arg,

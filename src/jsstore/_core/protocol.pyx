@@ -3,11 +3,9 @@
 sends back (see protocol.pxd for the operations and the error model)."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcmp
 
-cdef extern from "Python.h":
-    bint PyUnicode_IS_ASCII(object text)
+from jsstore._core.delivery cimport Conn, Interest, Plan
 
 PING_FRAME = b"PING\r\n"
 PONG_FRAME = b"PONG\r\n"
@@ -63,10 +61,16 @@ cdef Py_ssize_t _size(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) 
     return n
 
 
-cdef list _split(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
-    """The argument tokens of a control line: (start, end) pairs split on spaces, tabs, CR
-    and LF, as processPub / processSub split them."""
-    cdef list out = []
+cdef enum:
+    MOST_TOKENS = 4         # HPUB <subject> <reply> <header size> <size>
+
+
+cdef int _split(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                Py_ssize_t* starts, Py_ssize_t* ends) noexcept nogil:
+    """The argument tokens of a control line, split on spaces, tabs, CR and LF as
+    processPub / processSub split them: their count, each token's start and end in
+    starts / ends (the first MOST_TOKENS of them; a count above that: too many)."""
+    cdef int count = 0
     cdef Py_ssize_t i = start, at
     while i < end:
         while i < end and _is_split(s[i]):
@@ -76,8 +80,13 @@ cdef list _split(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
         at = i
         while i < end and not _is_split(s[i]):
             i += 1
-        out.append((at, i))
-    return out
+        if count < MOST_TOKENS:
+            starts[count] = at
+            ends[count] = i
+        count += 1
+        if count > MOST_TOKENS:
+            break
+    return count
 
 
 cdef Py_ssize_t _verb_prefix_ok(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
@@ -107,12 +116,18 @@ cdef class Parser:
     """One connection's inbound protocol (see protocol.pxd)."""
 
     def __init__(self, Py_ssize_t max_control_line=DEFAULT_MAX_CONTROL_LINE,
-                 Py_ssize_t max_payload=DEFAULT_MAX_PAYLOAD):
+                 Py_ssize_t max_payload=DEFAULT_MAX_PAYLOAD, Conn origin=None):
         self.pending = bytearray()
         self.max_control_line = max_control_line
         self.max_payload = max_payload
         self.error = None
         self.subjects = {}
+        self.interest = None
+        self.origin = origin
+        self.more = False
+        self.rest = None
+        self.rest_pos = 0
+        self.last_generation = -1
 
     cdef str _text(self, const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
         cdef bytes key = s[start:end]
@@ -132,17 +147,26 @@ cdef class Parser:
         """Every operation completed by `data` (see protocol.pxd); sets `error` on a
         protocol violation and returns the operations before it."""
         cdef list ops = []
+        self.more = False
         if self.error is not None:
             return ops
         cdef bytes buf
-        if self.pending:
+        cdef Py_ssize_t pos = 0
+        if self.rest is not None:          # where the last feed() stopped
+            buf = self.rest
+            pos = self.rest_pos
+            self.rest = None
+            if data:
+                buf = buf[pos:] + bytes(data)
+                pos = 0
+        elif self.pending:
             self.pending += data
             buf = bytes(self.pending)
             self.pending = bytearray()
         else:
             buf = bytes(data)
         cdef const unsigned char* s = buf
-        cdef Py_ssize_t n = len(buf), pos = 0, eol, arg, arg_end, line_len
+        cdef Py_ssize_t n = len(buf), eol, arg, arg_end, line_len
         cdef const unsigned char* found
         cdef unsigned char c0
         cdef Py_ssize_t consumed
@@ -165,6 +189,11 @@ cdef class Parser:
                 return ops
             c0 = _upper(s[pos])
             consumed = self._operation(ops, s, n, pos, eol, c0)
+            if consumed == -3:          # a PUB the core delivers, after operations
+                self.rest = buf
+                self.rest_pos = pos
+                self.more = True
+                return ops
             if consumed < 0:
                 return ops              # error set
             if consumed == 0:
@@ -181,7 +210,8 @@ cdef class Parser:
         first frame that is anything else or incomplete (and takes nothing while the
         parser holds part of a frame or has failed).  Returns (bytes consumed, acks
         taken, payload bytes)."""
-        if self.error is not None or self.pending or type(data) is not bytes:
+        if (self.error is not None or self.pending or self.rest is not None
+                or type(data) is not bytes):
             return 0, 0, 0
         cdef const unsigned char* s = data
         cdef Py_ssize_t n = len(<bytes>data), pos = 0, i, subject_end, size, body
@@ -292,26 +322,26 @@ cdef class Parser:
 
     cdef Py_ssize_t _pub(self, list ops, const unsigned char* s, Py_ssize_t n,
                          Py_ssize_t arg, Py_ssize_t eol, bint headers) except -2:
-        cdef list tokens = _split(s, arg, self._arg_end(s, arg, eol))
-        cdef Py_ssize_t count = len(tokens), size, hsize = 0, start, end
-        cdef object reply = None
+        """A PUB / HPUB: delivered by the core when its subject has a plan (-3 when
+        operations come before it: feed() stops there), else an operation."""
+        cdef Py_ssize_t starts[MOST_TOKENS]
+        cdef Py_ssize_t ends[MOST_TOKENS]
+        cdef int count = _split(s, arg, self._arg_end(s, arg, eol), starts, ends)
+        cdef Py_ssize_t size, hsize = 0, reply_at = 0, reply_len = 0
         cdef Py_ssize_t base = 1 if headers else 0
-        if count == 2 + base:
-            pass
-        elif count == 3 + base:
-            start, end = tokens[1]
-            reply = self._text(s, start, end)
-        else:
+        cdef Plan plan
+        if count == 3 + base:
+            reply_at = starts[1]
+            reply_len = ends[1] - starts[1]
+        elif count != 2 + base:
             self._fail(ERR_CLOSE, "processPub Parse Error")
             return -1
-        start, end = tokens[count - 1]
-        size = _size(s, start, end)
+        size = _size(s, starts[count - 1], ends[count - 1])
         if size < 0:
             self._fail(ERR_CLOSE, "processPub Bad or Missing Size")
             return -1
         if headers:
-            start, end = tokens[count - 2]
-            hsize = _size(s, start, end)
+            hsize = _size(s, starts[count - 2], ends[count - 2])
             if hsize < 0 or hsize > size:
                 self._fail(ERR_CLOSE, "processHeaderPub Bad or Missing Header Size")
                 return -1
@@ -323,8 +353,23 @@ cdef class Parser:
             return 0
         if s[body + size] != 13 or s[body + size + 1] != 10:
             return self._unknown()
-        start, end = tokens[0]
-        subject = self._text(s, start, end)
+        if self.interest is not None:
+            plan = self._plan(s + starts[0], ends[0] - starts[0])
+            # (a reply in the service imports' space is refused, and an invalid subject
+            # from a pedantic client answered with -ERR: Python's)
+            if plan is not None and not (reply_len >= 4 and memcmp(s + reply_at, b"_R_.", 4)
+                                         == 0) and (plan.valid or not self.origin.pedantic):
+                if ops:
+                    return -3
+                if self.origin.verbose:     # (before it is routed, as nats-server)
+                    self.origin.put(b"+OK\r\n", 5)
+                self.interest.publish(
+                    plan, self.origin, <const char*>s + starts[0], ends[0] - starts[0],
+                    <const char*>s + reply_at, reply_len, <const char*>s + body, hsize,
+                    <const char*>s + body + hsize, size - hsize)
+                return body + size + 2
+        subject = self._text(s, starts[0], ends[0])
+        reply = self._text(s, reply_at, reply_at + reply_len) if reply_len else None
         if headers:
             ops.append((OP_PUB, subject, reply, s[body:body + hsize],
                         s[body + hsize:body + size]))
@@ -332,17 +377,31 @@ cdef class Parser:
             ops.append((OP_PUB, subject, reply, None, s[body:body + size]))
         return body + size + 2
 
+    cdef Plan _plan(self, const unsigned char* subject, Py_ssize_t length):
+        """The plan of a subject, the last one's remembered."""
+        cdef bytes last = self.last_subject
+        if (self.last_generation == self.interest.generation and last is not None
+                and PyBytes_GET_SIZE(last) == length
+                and memcmp(PyBytes_AS_STRING(last), subject, length) == 0):
+            return self.last_plan
+        plan = self.interest.plan(<const char*>subject, length)
+        self.last_subject = PyBytes_FromStringAndSize(<const char*>subject, length)
+        self.last_plan = plan
+        self.last_generation = self.interest.generation
+        return plan
+
     cdef Py_ssize_t _sub(self, list ops, const unsigned char* s, Py_ssize_t arg,
                          Py_ssize_t eol) except -2:
-        cdef list tokens = _split(s, arg, self._arg_end(s, arg, eol))
-        cdef Py_ssize_t count = len(tokens)
+        cdef Py_ssize_t starts[MOST_TOKENS]
+        cdef Py_ssize_t ends[MOST_TOKENS]
+        cdef int count = _split(s, arg, self._arg_end(s, arg, eol), starts, ends)
         if count == 2:
-            ops.append((OP_SUB, self._text(s, tokens[0][0], tokens[0][1]), None,
-                        self._text(s, tokens[1][0], tokens[1][1])))
+            ops.append((OP_SUB, self._text(s, starts[0], ends[0]), None,
+                        self._text(s, starts[1], ends[1])))
         elif count == 3:
-            ops.append((OP_SUB, self._text(s, tokens[0][0], tokens[0][1]),
-                        self._text(s, tokens[1][0], tokens[1][1]),
-                        self._text(s, tokens[2][0], tokens[2][1])))
+            ops.append((OP_SUB, self._text(s, starts[0], ends[0]),
+                        self._text(s, starts[1], ends[1]),
+                        self._text(s, starts[2], ends[2])))
         else:
             self._fail(ERR_CLOSE, "processSub Parse Error")
             return -1
@@ -350,17 +409,19 @@ cdef class Parser:
 
     cdef Py_ssize_t _unsub(self, list ops, const unsigned char* s, Py_ssize_t arg,
                            Py_ssize_t eol) except -2:
-        cdef list tokens = _split(s, arg, self._arg_end(s, arg, eol))
-        cdef Py_ssize_t count = len(tokens), limit = 0
+        cdef Py_ssize_t starts[MOST_TOKENS]
+        cdef Py_ssize_t ends[MOST_TOKENS]
+        cdef int count = _split(s, arg, self._arg_end(s, arg, eol), starts, ends)
+        cdef Py_ssize_t limit = 0
         if count == 2:
-            limit = _size(s, tokens[1][0], tokens[1][1])
+            limit = _size(s, starts[1], ends[1])
             if limit < 0:
                 self._fail(ERR_CLOSE, "processUnsub Bad maximum")
                 return -1
         elif count != 1:
             self._fail(ERR_CLOSE, "processUnsub Parse Error")
             return -1
-        ops.append((OP_UNSUB, self._text(s, tokens[0][0], tokens[0][1]), limit))
+        ops.append((OP_UNSUB, self._text(s, starts[0], ends[0]), limit))
         return eol + 1
 
 
@@ -373,150 +434,3 @@ def info_frame(bytes payload):
 def err_frame(str text):
     """-ERR '<text>'\\r\\n."""
     return b"-ERR '" + text.encode() + b"'\r\n"
-
-
-cdef inline bytes _wire(str text):
-    """A subject (or reply, or sid) as its bytes on the wire: UTF-8, surrogate-escaped
-    bytes given back (a subject may be any bytes, as on nats-server)."""
-    return text.encode("utf-8", "surrogateescape")
-
-
-cdef inline const char* _chars(object text, Py_ssize_t* n) except NULL:
-    """The bytes of an ASCII str (its own UTF-8) or of bytes (what _wire made)."""
-    if type(text) is bytes:
-        n[0] = PyBytes_GET_SIZE(text)
-        return PyBytes_AS_STRING(text)
-    return PyUnicode_AsUTF8AndSize(text, n)
-
-
-def msg_frame(str subject, str sid, object reply, object hdr, bytes payload):
-    """One MSG (or HMSG when there are headers) to a subscriber."""
-    cdef bytes subj = _wire(subject), s = _wire(sid)
-    cdef Py_ssize_t total
-    if hdr:
-        total = len(<bytes>hdr) + len(payload)
-        if reply:
-            return b"HMSG %s %s %s %d %d\r\n%s%s\r\n" % (
-                subj, s, _wire(reply), len(<bytes>hdr), total, hdr, payload)
-        return b"HMSG %s %s %d %d\r\n%s%s\r\n" % (subj, s, len(<bytes>hdr), total, hdr,
-                                                    payload)
-    if reply:
-        return b"MSG %s %s %s %d\r\n%s\r\n" % (subj, s, _wire(reply), len(payload),
-                                               payload)
-    return b"MSG %s %s %d\r\n%s\r\n" % (subj, s, len(payload), payload)
-
-
-def msg_frames(list deliveries):
-    """Many deliveries, each (subject, sid, reply, hdr, payload), as one buffer."""
-    cdef list parts = []
-    for subject, sid, reply, hdr, payload in deliveries:
-        parts.append(msg_frame(subject, sid, reply, hdr, payload))
-    return b"".join(parts)
-
-
-cdef inline char* _put(char* p, const char* s, Py_ssize_t n) noexcept:
-    memcpy(p, s, n)
-    return p + n
-
-
-cdef inline Py_ssize_t _digits(Py_ssize_t n) noexcept:
-    cdef Py_ssize_t d = 1
-    while n >= 10:
-        n //= 10
-        d += 1
-    return d
-
-
-cdef inline char* _put_size(char* p, Py_ssize_t n) noexcept:
-    cdef Py_ssize_t d = _digits(n), i
-    for i in range(d - 1, -1, -1):
-        p[i] = <char>(48 + n % 10)
-        n //= 10
-    return p + d
-
-
-def burst_frames(list msgs, str sid, bint headers):
-    """A burst of bus messages (Msg: subject, data, hdr, reply) to one subscription `sid`
-    as one buffer of the frames msg_frame renders one by one (header blocks dropped when
-    the client does not take headers).  Returns (frames, payload and header bytes)."""
-    cdef Py_ssize_t count = len(msgs), i, total = 0, size = 0
-    cdef Py_ssize_t sid_len, subj_len, reply_len, hdr_len, data_len
-    cdef bytes sid_bytes = _wire(sid)
-    cdef const char* sid_s = _chars(sid_bytes, &sid_len)
-    cdef const char* subj_s
-    cdef const char* reply_s
-    cdef list parts = [None] * (4 * count)      # subject, reply, hdr, data of each
-    cdef object msg, subject, reply, hdr, data
-    cdef bytes out
-    cdef char* p
-    for i in range(count):
-        msg = msgs[i]
-        subject = msg.subject
-        reply = msg.reply
-        hdr = msg.hdr if headers else None
-        data = msg.data
-        if type(data) is not bytes:
-            data = bytes(data)
-        if not hdr:
-            hdr = None
-        elif type(hdr) is not bytes:
-            hdr = bytes(hdr)
-        if not reply:
-            reply = None
-        elif not PyUnicode_IS_ASCII(reply):
-            reply = _wire(reply)
-        if not PyUnicode_IS_ASCII(subject):
-            subject = _wire(subject)
-        parts[4 * i] = subject
-        parts[4 * i + 1] = reply
-        parts[4 * i + 2] = hdr
-        parts[4 * i + 3] = data
-        _chars(subject, &subj_len)
-        data_len = PyBytes_GET_SIZE(data)
-        hdr_len = PyBytes_GET_SIZE(hdr) if hdr is not None else 0
-        # "HMSG " or "MSG ", subject, " ", sid, [" ", reply], [" ", hdr size], " ", total,
-        # CRLF, body, CRLF
-        total += (5 if hdr is not None else 4) + subj_len + 1 + sid_len + 1 + 4
-        if reply is not None:
-            _chars(reply, &reply_len)
-            total += reply_len + 1
-        if hdr is not None:
-            total += _digits(hdr_len) + 1
-        total += _digits(hdr_len + data_len) + hdr_len + data_len
-        size += hdr_len + data_len
-    out = PyBytes_FromStringAndSize(NULL, total)
-    p = PyBytes_AS_STRING(out)
-    for i in range(count):
-        subject = parts[4 * i]
-        reply = parts[4 * i + 1]
-        hdr = parts[4 * i + 2]
-        data = parts[4 * i + 3]
-        subj_s = _chars(subject, &subj_len)
-        data_len = PyBytes_GET_SIZE(data)
-        if hdr is not None:
-            hdr_len = PyBytes_GET_SIZE(hdr)
-            p = _put(p, b"HMSG ", 5)
-        else:
-            hdr_len = 0
-            p = _put(p, b"MSG ", 4)
-        p = _put(p, subj_s, subj_len)
-        p[0] = 32
-        p = _put(p + 1, sid_s, sid_len)
-        p[0] = 32
-        p += 1
-        if reply is not None:
-            reply_s = _chars(reply, &reply_len)
-            p = _put(p, reply_s, reply_len)
-            p[0] = 32
-            p += 1
-        if hdr is not None:
-            p = _put_size(p, hdr_len)
-            p[0] = 32
-            p += 1
-        p = _put_size(p, hdr_len + data_len)
-        p = _put(p, b"\r\n", 2)
-        if hdr is not None:
-            p = _put(p, PyBytes_AS_STRING(hdr), hdr_len)
-        p = _put(p, PyBytes_AS_STRING(data), data_len)
-        p = _put(p, b"\r\n", 2)
-    return out, size

@@ -176,6 +176,7 @@ class JetStream:
         self._streams: dict[str, Stream] = {}
         self._routes: dict[str, Stream] = {}  # publish subject -> the stream capturing it
         self.routes_version = 0     # changes whenever a stream is added, changed or removed
+        self.route_watchers: list = []  # ... and each of these is called then
         self._capture_tree: SubjectTree | None = None   # every stream's subjects (_captures)
         # the lock every stream and consumer runs under (reentrant): ``with js.lock:``;
         # methods named ``..._locked`` expect it held
@@ -504,6 +505,10 @@ class JetStream:
             found = self._first(self._captures().overlapping(subject))
         return found
 
+    def captures_any_under_locked(self, head: str) -> bool:
+        """Whether some stream captures a subject ``<head>.<token>``."""
+        return self._captures().takes_any_under(head)
+
     def _captures(self) -> SubjectTree:
         """Every stream's subjects, each to its stream (made again after _reroute)."""
         tree = self._capture_tree
@@ -528,6 +533,8 @@ class JetStream:
         self._routes.clear()
         self._capture_tree = None
         self.routes_version += 1
+        for watcher in self.route_watchers:
+            watcher()
 
     def _route(self, subject: str) -> Stream:
         stream = self._routes.get(subject)

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import threading
 
-from jsstore._core import protocol
+from jsstore._core.delivery import Interest, Plan
+from jsstore._core.subjects import is_literal, is_valid_subject
 from jsstore.server.client import Client, no_responders
 from jsstore.server.limits import NO_ACCOUNT_LIMITS
 from jsstore.server.subscriptions import SubjectTable, Subscription
 from jsstore.wire.api import NO_ANSWER, PULL_REQUEST_PREFIX, is_plain_ack
 
 API_PREFIX = "$JS.API."
+JS_SUBJECTS = "$JS."            # JetStream's own: acks, the API, flow control, ...
 
 
 def matches_nothing(subject: str) -> bool:
@@ -63,6 +65,9 @@ class Account:
         self.name = name
         self.js = js
         self.table = SubjectTable()
+        # what the core delivers by itself: plans compiled from the table (and the
+        # streams), forgotten whenever either changes
+        self.interest = Interest(self._plan, self._inbox_plan, self._no_responders)
         self.limits = NO_ACCOUNT_LIMITS     # its limits {} block
         self.connections = 0                # its clients, counted against those limits
         self.router = _RouterToBe(self) if js is not None else None
@@ -73,23 +78,73 @@ class Account:
         if js is not None:
             js.server_name = server.server_name
             js.bus.attach(self)
+            js.route_watchers.append(self.interest.clear)
 
     def stop_jetstream(self) -> None:
         """Close the JetStream (lame duck mode, shutdown); the account goes on without."""
         js, self.js, self.router = self.js, None, None
+        self.interest.clear()
         if js is not None:
             js.close()
 
     # -- subscriptions ------------------------------------------------------------------------
     def subscribe(self, sub: Subscription) -> None:
         self.table.insert(sub)
+        self.interest.clear()
         if self.js is not None:
             self.js.bus.interest_changed(sub.subject)
 
     def unsubscribe(self, sub: Subscription) -> None:
         self.table.remove(sub)
+        self.interest.clear()
         if self.js is not None:
             self.js.bus.interest_changed(sub.subject)
+
+    # -- the core's plans (jsstore._core.delivery) ----------------------------------------
+    def _plan(self, subject: str) -> Plan | None:
+        """What the core does with a publish on `subject` without asking Python: None
+        when Python decides each message (JetStream's subjects and the streams'; a
+        subscriber whose deliveries are checked or limited)."""
+        if subject.startswith(JS_SUBJECTS):
+            return None
+        valid = is_valid_subject(subject, False)
+        if matches_nothing(subject):
+            return Plan(valid=valid)
+        if self.js is not None:
+            js = self.js
+            with js.lock:
+                if js.closed or js.capturing_stream_locked(subject) is not None:
+                    return None
+        return self._plan_of(self.table.matching(subject), valid)
+
+    def _inbox_plan(self, head: str) -> Plan | None:
+        """One plan for every subject ``<head>.<token>`` when they all reach the same
+        subscriptions (those to ``<head>.*``: an inbox) and no stream takes any of them;
+        else None."""
+        if head.startswith(JS_SUBJECTS) or not is_literal(head) \
+                or matches_nothing(head + ".x"):
+            return None
+        subs = self.table.star_only(head)
+        if subs is None:
+            return None
+        if self.js is not None:
+            js = self.js
+            with js.lock:
+                if js.closed or js.captures_any_under_locked(head):
+                    return None
+        return self._plan_of(subs)
+
+    @staticmethod
+    def _plan_of(subs: list, valid: bool = True) -> Plan | None:
+        plain, groups = [], {}
+        for sub in subs:
+            if sub.max or sub.client.checked:
+                return None
+            if sub.queue:
+                groups.setdefault(sub.queue, []).append(sub)
+            else:
+                plain.append(sub)
+        return Plan(plain, groups.values(), valid)
 
     # -- routing ------------------------------------------------------------------------------
     def route(self, subject: str, target: str, reply: str | None, hdr: bytes | None,
@@ -97,7 +152,8 @@ class Account:
         """Deliver to the subscriptions matching `target` (the frames carry `subject`);
         returns how many got it."""
         count = 0
-        for sub in self.table.match(target):
+        skip = origin if origin is not None and not origin.echo else None
+        for sub in self.table.match(target, skip):
             client = sub.client
             if client is origin and not client.echo:
                 continue
@@ -117,7 +173,7 @@ class Account:
         acks on a queue of their own as well."""
         if matches_nothing(subject):
             if reply:
-                self._no_responders(origin, reply, subject)
+                self._no_responders(origin, subject, reply)
             return
         delivered = self.route(subject, subject, reply, hdr, payload, origin)
         handled = False
@@ -137,14 +193,20 @@ class Account:
         elif self.not_enabled is not None:
             handled = self.not_enabled(subject, self._answer_to(reply))
         if reply and not delivered and not handled:
-            self._no_responders(origin, reply, subject)
+            self._no_responders(origin, subject, reply)
 
-    def _no_responders(self, origin: Client, reply: str, subject: str) -> None:
-        """Tell a client that asked for it that nothing serves `subject`."""
+    def _no_responders(self, origin: Client, subject: str, reply: str) -> None:
+        """Tell a client that asked for it that nothing serves `subject`: on its first
+        subscription outside queue groups that takes `reply` (nats-server's subForReply),
+        a status written as it is, not a delivery (no count, no UNSUB limit)."""
         if origin.no_responders:
-            for sub in self.table.match(reply):
-                if sub.client is origin:
-                    origin.deliver(sub, reply, None, no_responders(subject), b"")
+            for sub in self.table.matching(reply):
+                if sub.client is origin and not sub.queue:
+                    status = no_responders(subject)
+                    origin.write(b"HMSG %s %s %d %d\r\n%s\r\n" % (
+                        reply.encode("utf-8", "surrogateescape"), sub.sid_wire,
+                        len(status), len(status), status))
+                    return
 
     def _answer_to(self, reply: str | None):
         if not reply:
@@ -175,17 +237,13 @@ class Account:
         if origin.acks:
             origin.apply_acks()
         route, capture, match = self.route, router.capture_locked, self.table.match
-        frame = protocol.msg_frame
-        answered = answered_bytes = 0           # answers put straight into origin.out
-        # (not for a publisher with permissions: its deliver may check each message)
-        direct = origin if origin.guard is None else None
         durable = self.server.durable
         with router.lock:
             for subject, reply, hdr, payload in run:
                 if ".." in subject or subject[-1:] == "." or subject[:1] == ".":
                     # (matches_nothing, inline: this is the publish hot path)
                     if reply:
-                        self._no_responders(origin, reply, subject)
+                        self._no_responders(origin, subject, reply)
                     continue
                 # route() inlined for the common cases: nobody subscribes to what is
                 # stored, and the publisher's own inbox subscription takes the answer
@@ -199,19 +257,10 @@ class Account:
                 elif answer is not None:
                     for sub in match(reply):
                         client = sub.client
-                        if client is direct and not sub.max and not client.closed:
-                            # (origin.out, not a copy of it: a flush on the way,
-                            # say of a pull batch a publish released, replaces it)
-                            origin.out.append(frame(reply, sub.sid, None, None, answer))
-                            sub.delivered += 1
-                            answered += 1
-                            answered_bytes += len(answer)
-                        elif not client.closed:
+                        if not client.closed:
                             client.deliver(sub, reply, None, None, answer)
                 elif not delivered:
-                    self._no_responders(origin, reply, subject)
-        if answered:
-            origin.count_out(answered, answered_bytes)
+                    self._no_responders(origin, subject, reply)
 
     # -- the JetStream bus's outside (Bus.attach) ------------------------------------------
     def has_interest(self, subject: str) -> bool:

@@ -14,6 +14,7 @@ import logging
 import time
 
 from jsstore._core import protocol
+from jsstore._core.delivery import Conn
 from jsstore._core.subjects import is_valid_subject
 from jsstore.deferred import deferred
 from jsstore.server.connect import decode_connect
@@ -57,26 +58,25 @@ INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
 
 
-class Client(Output, asyncio.Protocol):
-    """One client connection (its output side: ``jsstore.server.output``)."""
+class Client(Conn, Output, asyncio.Protocol):
+    """One client connection: its buffer, counters and deliveries are the core's
+    (``Conn``), when to write them ``jsstore.server.output``'s."""
 
     def __init__(self, server, cid: int):
         self.server = server
+        self.dirty = server.dirty
+        self.totals = server.totals
         self.account = server.global_account   # set by CONNECT
         self.cid = cid
         self.parser = protocol.Parser(max_control_line=server.limits.max_control_line,
-                                      max_payload=server.max_payload)
+                                      max_payload=server.max_payload, origin=self)
         self.transport: asyncio.Transport | None = None
-        self.out: list[bytes] = []
         self.subs: dict[str, Subscription] = {}
         self.verbose = False
         self.pedantic = False
-        self.echo = True
         self.protocol = 0           # CONNECT's protocol: 1 takes INFO updates
         self.connect_info: bytes | None = None
-        self.headers = False
         self.no_responders = False
-        self.closed = False
         self.authorized = not server.auth.required
         self.connect_received = False       # a CONNECT came (the next one logs in anew)
         self.guard: Guard | None = None     # its permissions at work (None: it has none)
@@ -86,7 +86,6 @@ class Client(Output, asyncio.Protocol):
         self.started = self.active = time.time()
         self._peer: tuple | None = None
         self.name = self.lang = self.version = ""
-        self.in_msgs = self.in_bytes = self.out_msgs = self.out_bytes = 0
         self.fd: int | None = None        # its socket's, looked up when first needed
         self.last_read = 0.0
         self.pipelining = False     # it sends on without waiting for answers (see hold)
@@ -98,6 +97,7 @@ class Client(Output, asyncio.Protocol):
         self.tls_first = False      # the handshake came before INFO (shown by /connz)
         self._fallback = None       # TLS-first's fallback to INFO first, while pending
         self.plain_runs = None      # its publishes the core takes (server.plainpub), once quick
+        self._core_publishes()
 
     # -- asyncio ----------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -197,82 +197,96 @@ class Client(Output, asyncio.Protocol):
                 data = data[consumed:]
         run: list = []      # publishes outside $JS. in a row: handled together
         lowered = -1        # a max_payload a CONNECT in this read lowered
-        for op in self.parser.feed(data):
-            try:
-                kind = op[0]
-                if not self.authorized and kind != protocol.CONNECT:
-                    self.error_and_close(AUTHORIZATION_VIOLATION)
-                    return
-                if kind == protocol.PUB and quick:
-                    subject = op[1]
-                    if not subject.startswith(JS_PREFIX) and (
-                            op[2] is None or not op[2].startswith(RESERVED_REPLY)):
-                        run.append(op[1:])
-                    elif op[2] is None and subject.startswith(ACK_PREFIX) and (
-                            not op[4] or op[4] == b"+ACK"):
-                        if run:             # the publishes before it come first
-                            self.account.publish_run(self, run)
-                            run = []
-                        self.acks.append(subject)   # (apply_acks replaces the list)
-                    else:
-                        subject = None
-                    if subject is not None:
-                        quick_msgs += 1
-                        quick_bytes += len(op[4]) + (len(op[3]) if op[3] else 0)
-                        continue
-                if run:
-                    self.account.publish_run(self, run)
-                    run = []
-                if kind == protocol.PUB:
-                    if lowered >= 0 and len(op[4]) + len(op[3] or b"") > lowered:
-                        self.error_and_close(protocol.MAX_PAYLOAD)
+        parser = self.parser
+        # the parser delivers the publishes the core has plans for itself, and stops
+        # before one when operations came first (parser.more): those are handled here,
+        # in order, before it reads on
+        ops = parser.feed(data)
+        while True:
+            stopped = False
+            for op in ops:
+                try:
+                    kind = op[0]
+                    if not self.authorized and kind != protocol.CONNECT:
+                        self.error_and_close(AUTHORIZATION_VIOLATION)
                         return
-                    if self.verbose:                # nats-server says +OK before routing it
-                        self.out.append(protocol.OK_FRAME)
-                    self._pub(op[1], op[2], op[3], op[4])
-                elif kind == protocol.SUB:
-                    if self.acks:
-                        self.apply_acks()
-                    self._sub(op[1], op[2], op[3])
-                    quick = self._quick()
-                elif kind == protocol.UNSUB:
-                    if self.acks:
-                        self.apply_acks()
-                    self._unsub(op[1], op[2])
-                elif kind == protocol.PING:
-                    self.out.append(protocol.PONG_FRAME)
-                    if self.connect_info is not None:
-                        self.out.append(self.connect_info)
-                        self.connect_info = None
-                elif kind == protocol.CONNECT:
-                    if self.acks:
-                        self.apply_acks()
-                    if not self._connect(op[1]):
-                        break
-                    quick = self._quick()
-                    if self.parser.max_payload < server.max_payload:
-                        # its account's max_payload: the parser took what follows the
-                        # CONNECT in this read under the server's, so it is checked here
-                        lowered, quick = self.parser.max_payload, False
-                elif kind == protocol.PONG:
-                    if self.timers is not None:
-                        self.timers.pong()
-                elif kind == protocol.OK or kind == protocol.INFO:
-                    pass
-                elif kind == protocol.ERR:
-                    pass
-                if self.verbose and kind in (protocol.SUB, protocol.UNSUB, protocol.CONNECT):
-                    self.out.append(protocol.OK_FRAME)
-            except Exception:               # a bug: logged; the client stays connected
+                    if kind == protocol.PUB and quick:
+                        subject = op[1]
+                        if not subject.startswith(JS_PREFIX) and (
+                                op[2] is None or not op[2].startswith(RESERVED_REPLY)):
+                            run.append(op[1:])
+                        elif op[2] is None and subject.startswith(ACK_PREFIX) and (
+                                not op[4] or op[4] == b"+ACK"):
+                            if run:             # the publishes before it come first
+                                self.account.publish_run(self, run)
+                                run = []
+                            self.acks.append(subject)   # (apply_acks replaces the list)
+                        else:
+                            subject = None
+                        if subject is not None:
+                            quick_msgs += 1
+                            quick_bytes += len(op[4]) + (len(op[3]) if op[3] else 0)
+                            continue
+                    if run:
+                        self.account.publish_run(self, run)
+                        run = []
+                    if kind == protocol.PUB:
+                        if lowered >= 0 and len(op[4]) + len(op[3] or b"") > lowered:
+                            self.error_and_close(protocol.MAX_PAYLOAD)
+                            return
+                        if self.verbose:            # nats-server says +OK before routing it
+                            self.write(protocol.OK_FRAME)
+                        self._pub(op[1], op[2], op[3], op[4])
+                    elif kind == protocol.SUB:
+                        if self.acks:
+                            self.apply_acks()
+                        self._sub(op[1], op[2], op[3])
+                        quick = self._quick()
+                    elif kind == protocol.UNSUB:
+                        if self.acks:
+                            self.apply_acks()
+                        self._unsub(op[1], op[2])
+                    elif kind == protocol.PING:
+                        self.write(protocol.PONG_FRAME)
+                        if self.connect_info is not None:
+                            self.write(self.connect_info)
+                            self.connect_info = None
+                    elif kind == protocol.CONNECT:
+                        if self.acks:
+                            self.apply_acks()
+                        if not self._connect(op[1]):
+                            stopped = True
+                            break
+                        quick = self._quick()
+                        if parser.max_payload < server.max_payload:
+                            # its account's max_payload: the parser took what follows the
+                            # CONNECT in this read under the server's, so it is checked
+                            # here
+                            lowered, quick = parser.max_payload, False
+                    elif kind == protocol.PONG:
+                        if self.timers is not None:
+                            self.timers.pong()
+                    elif kind == protocol.OK or kind == protocol.INFO:
+                        pass
+                    elif kind == protocol.ERR:
+                        pass
+                    if self.verbose and kind in (protocol.SUB, protocol.UNSUB,
+                                                 protocol.CONNECT):
+                        self.write(protocol.OK_FRAME)
+                except Exception:               # a bug: logged; the client stays connected
+                    run = []
+                    self.internal_error(op)
+            if run:
+                try:
+                    self.account.publish_run(self, run)
+                except Exception:
+                    self.internal_error(run[0])
                 run = []
-                self.internal_error(op)
-        if run:
-            try:
-                self.account.publish_run(self, run)
-            except Exception:
-                self.internal_error(run[0])
+            if stopped or not parser.more:
+                break
+            ops = parser.feed(b"")
         if quick_msgs:
-            self._count_in(quick_msgs, quick_bytes)
+            self.tally_in(quick_msgs, quick_bytes)
         if self.acks:
             # what this read asked for goes out first; its acks are applied while the
             # client reads that (a client that pipelines keeps its answers held)
@@ -283,7 +297,7 @@ class Client(Output, asyncio.Protocol):
         if error is not None:
             kind, text = error
             if kind == protocol.SEND:
-                self.out.append(protocol.err_frame(text))
+                self.write(protocol.err_frame(text))
             self.flush()
             self.close()
         if self.out:
@@ -297,6 +311,12 @@ class Client(Output, asyncio.Protocol):
         request goes unanswered; the operations after it are handled)."""
         log.exception("internal error handling %r from client %d",
                       op[:2] if isinstance(op, tuple) else op, self.cid)
+
+    def _core_publishes(self) -> None:
+        """Have the core deliver this client's publishes that its account has plans for,
+        unless it has not logged in or has permissions to check on each message."""
+        self.parser.interest = (self.account.interest if self.authorized and not self.guard
+                                else None)
 
     def _quick(self) -> bool:
         """Whether this client's PUBs may take data_received's short ways: JetStream is
@@ -331,13 +351,13 @@ class Client(Output, asyncio.Protocol):
         if self.timers is not None:
             self.timers.authorized()
         self.guard = Guard(compiled(identity.permissions)) if identity.permissions else None
+        # (subscriptions before a first CONNECT are possible only where no login is
+        # asked, all in the one global account; a second CONNECT dropped the others)
+        self.account = account
         if self.guard is not None and self.guard.checks_deliveries:
             self._check_deliveries()
         else:           # (an earlier login's checks on the way out end with it)
             self._deliver_unchecked()
-        # (subscriptions before a first CONNECT are possible only where no login is
-        # asked, all in the one global account; a second CONNECT dropped the others)
-        self.account = account
         self.name = options.get("name", "")
         self.lang = options.get("lang", "")
         self.version = options.get("version", "")
@@ -360,6 +380,7 @@ class Client(Output, asyncio.Protocol):
         if self.no_responders and not self.headers:
             self.error_and_close("no responders requires headers support")
             return False
+        self._core_publishes()
         return True
 
     def _admit(self, account) -> bool:
@@ -385,45 +406,38 @@ class Client(Output, asyncio.Protocol):
 
     def _over_subscription_limit(self) -> None:
         if not self.closed:
-            self.out.append(protocol.err_frame(MAX_SUBSCRIPTIONS))
+            self.write(protocol.err_frame(MAX_SUBSCRIPTIONS))
             self.flush()
             self.server.loop.call_later(0.02, self.close)
 
     def _pub(self, subject: str, reply: str | None, hdr: bytes | None, payload: bytes) -> None:
-        self._count_in(1, len(payload) + (len(hdr) if hdr else 0))
+        self.tally_in(1, len(payload) + (len(hdr) if hdr else 0))
         if self.pedantic and not is_valid_subject(subject, False):
             # as nats-server: the -ERR, and the message goes on all the same (a publish on
             # "a.*" reaches the subscriptions and streams its wildcard token matches)
-            self.out.append(protocol.err_frame(INVALID_PUBLISH_SUBJECT))
+            self.write(protocol.err_frame(INVALID_PUBLISH_SUBJECT))
         if self.guard is not None and not self.guard.may_publish(subject):
-            self.out.append(protocol.err_frame(publish_violation(subject)))
+            self.write(protocol.err_frame(publish_violation(subject)))
             return
         if reply is not None and reply.startswith(RESERVED_REPLY):
             # (service import replies: nats-server refuses them from any client)
-            self.out.append(protocol.err_frame(reply_violation(reply)))
+            self.write(protocol.err_frame(reply_violation(reply)))
             return
         self.account.publish(self, subject, reply, hdr, payload)
 
-    def _count_in(self, count: int, size: int) -> None:
-        self.in_msgs += count
-        self.in_bytes += size
-        stats = self.server.stats
-        stats["in_msgs"] += count
-        stats["in_bytes"] += size
-
     def _sub(self, subject: str, queue: str | None, sid: str) -> None:
         if not is_valid_subject(subject, True):
-            self.out.append(protocol.err_frame(INVALID_SUBJECT))
+            self.write(protocol.err_frame(INVALID_SUBJECT))
             return
         guard = self.guard
         if guard is not None:
             if not guard.may_subscribe(subject, queue):
-                self.out.append(protocol.err_frame(subscribe_violation(subject, queue)))
+                self.write(protocol.err_frame(subscribe_violation(subject, queue)))
                 return
             if guard.watch(subject):
                 self._check_deliveries()
         if 0 <= self.max_subs <= len(self.subs):
-            self.out.append(protocol.err_frame(MAX_SUBSCRIPTIONS))
+            self.write(protocol.err_frame(MAX_SUBSCRIPTIONS))
             return
         if sid in self.subs:
             return
@@ -437,6 +451,7 @@ class Client(Output, asyncio.Protocol):
             return
         if limit > 0 and sub.delivered < limit:
             sub.max = limit
+            self.account.interest.clear()   # (plans take subscriptions with no limit)
             return
         self.unsubscribe(sub)
 
@@ -458,20 +473,25 @@ class Client(Output, asyncio.Protocol):
         plain ones on this client only, so that other clients' deliveries pay nothing."""
         self.deliver = self._deliver_guarded
         self.deliver_many = self._deliver_many_guarded
+        self.checked = True
+        self.account.interest.clear()       # (plans deliver unchecked: none may hold it)
 
     def _deliver_unchecked(self) -> None:
         """Deliveries to this client go out unchecked again (the class's own methods)."""
         self.__dict__.pop("deliver", None)
         self.__dict__.pop("deliver_many", None)
+        if self.checked:
+            self.checked = False
+            self.account.interest.clear()
 
     def _deliver_guarded(self, sub: Subscription, subject: str, reply: str | None,
                          hdr: bytes | None, payload: bytes) -> None:
         """deliver, through the Guard: a denied subject is dropped uncounted."""
         if self.guard.delivers(subject, reply):
-            Output.deliver(self, sub, subject, reply, hdr, payload)
+            Conn.deliver(self, sub, subject, reply, hdr, payload)
 
     def _deliver_many_guarded(self, sub: Subscription, msgs: list) -> None:
         delivers = self.guard.delivers
         msgs = [msg for msg in msgs if delivers(msg.subject, msg.reply)]
         if msgs:
-            Output.deliver_many(self, sub, msgs)
+            Conn.deliver_many(self, sub, msgs)

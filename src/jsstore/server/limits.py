@@ -118,7 +118,7 @@ class ClientTimers:
                 client.error_and_close(STALE_CONNECTION)
                 return
             self.out += 1
-            client.out.append(protocol.PING_FRAME)
+            client.write(protocol.PING_FRAME)
             client.flush()
         self.ping = self.loop.call_later(interval, self._ping)
 

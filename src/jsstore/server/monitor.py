@@ -87,6 +87,7 @@ class Monitor:
         now = time.time()
         usage = resource.getrusage(resource.RUSAGE_SELF)
         stats = srv.stats
+        totals = srv.totals
         return {
             "server_id": srv.server_id, "server_name": srv.server_name,
             "version": srv.info_version, "proto": 1, "go": GO_VERSION,
@@ -112,10 +113,10 @@ class Monitor:
                                                                        1e-9), 2),
             "connections": len(srv.clients), "total_connections": stats["total_connections"],
             "routes": 0, "remotes": 0, "leafnodes": 0,
-            "in_msgs": stats["in_msgs"], "in_bytes": stats["in_bytes"],
-            "in_client_msgs": stats["in_msgs"], "in_client_bytes": stats["in_bytes"],
-            "out_msgs": stats["out_msgs"], "out_bytes": stats["out_bytes"],
-            "out_client_msgs": stats["out_msgs"], "out_client_bytes": stats["out_bytes"],
+            "in_msgs": totals.in_msgs, "in_bytes": totals.in_bytes,
+            "in_client_msgs": totals.in_msgs, "in_client_bytes": totals.in_bytes,
+            "out_msgs": totals.out_msgs, "out_bytes": totals.out_bytes,
+            "out_client_msgs": totals.out_msgs, "out_client_bytes": totals.out_bytes,
             "slow_consumers": srv.slow_consumers, "stale_connections": 0,
             "stalled_clients": 0,
             "subscriptions": sum(a.table.count() for a in srv.accounts.values()),

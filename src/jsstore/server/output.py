@@ -8,7 +8,6 @@ import fcntl
 import termios
 
 from jsstore._core import protocol
-from jsstore.server.subscriptions import Subscription
 
 HOLD_TIME = 0.002           # answers held back for a client that pipelines, at most
 HOLD_BYTES = 64 * 1024      # ... and no more than this much of them
@@ -18,43 +17,9 @@ QUIET_GAP = 0.002           # a client that sent nothing for this long may be wa
 
 
 class Output:
-    """The output half of ``jsstore.server.client.Client`` (which sets the attributes used
-    here: server, transport, out, headers, closed, fd, pipelining, held, and the counters)."""
-
-    def deliver(self, sub: Subscription, subject: str, reply: str | None, hdr: bytes | None,
-                payload: bytes) -> None:
-        """Queue a message for one of this client's subscriptions."""
-        if hdr and not self.headers:
-            hdr = None
-        self.out.append(protocol.msg_frame(subject, sub.sid, reply, hdr, payload))
-        self._sent(sub, 1, len(payload) + (len(hdr) if hdr else 0))
-
-    def deliver_many(self, sub: Subscription, msgs: list) -> None:
-        """Queue a burst of JetStream messages (bus Msgs) for one subscription, stopping
-        where an UNSUB's limit is reached."""
-        limit = sub.max - sub.delivered if sub.max else len(msgs)
-        if limit < len(msgs):
-            msgs = msgs[:max(limit, 0)]
-        frames, size = protocol.burst_frames(msgs, sub.sid, self.headers)
-        if frames:
-            self.out.append(frames)
-        self._sent(sub, len(msgs), size)
-
-    def _sent(self, sub: Subscription, count: int, size: int) -> None:
-        """Count `count` messages of `size` bytes queued for `sub`; its UNSUB limit."""
-        self.count_out(count, size)
-        sub.delivered += count
-        if sub.max and sub.delivered >= sub.max:
-            self.unsubscribe(sub)
-
-    def count_out(self, count: int, size: int) -> None:
-        """Count `count` messages of `size` bytes queued for this client (to be written)."""
-        self.out_msgs += count
-        self.out_bytes += size
-        stats = self.server.stats
-        stats["out_msgs"] += count
-        stats["out_bytes"] += size
-        self.server.dirty.add(self)
+    """The output half of ``jsstore.server.client.Client``, in Python: when to write what
+    the core rendered into the connection's buffer (``Conn.out``; the Client sets the
+    other attributes used here: server, transport, fd, pipelining, held)."""
 
     def hold(self) -> bool:
         """Whether to hold this client's answers back for up to HOLD_TIME (Nagle's idea,
@@ -72,7 +37,7 @@ class Output:
         if fd is None:
             sock = self.transport.get_extra_info("socket") if self.transport else None
             fd = self.fd = sock.fileno() if sock is not None else -1
-        if self.closed or fd < 0 or sum(map(len, self.out)) >= HOLD_BYTES:
+        if self.closed or fd < 0 or len(self.out) >= HOLD_BYTES:
             return False
         if not self.pipelining:
             try:
@@ -87,20 +52,21 @@ class Output:
         self.flush()
 
     def flush(self) -> None:
-        if self.out and self.transport is not None and not self.closed:
-            data = b"".join(self.out) if len(self.out) > 1 else self.out[0]
-            self.out = []
-            self.transport.write(data)
-            if self.transport.get_write_buffer_size() > self.server.max_pending:
-                # a slow consumer: it does not read what it is sent; nats-server drops it
-                self.server.slow_consumers += 1
-                self.closed = True
-                self.transport.abort()
-        else:
-            self.out = []
+        out = self.out
+        if out:
+            # (a new buffer for what comes next: the transport may keep this one)
+            self.out = bytearray()
+            if self.transport is not None and not self.closed:
+                self.transport.write(out)
+                if self.transport.get_write_buffer_size() > self.server.max_pending:
+                    # a slow consumer: it does not read what it is sent; nats-server
+                    # drops it
+                    self.server.slow_consumers += 1
+                    self.closed = True
+                    self.transport.abort()
 
     def error_and_close(self, text: str) -> None:
-        self.out.append(protocol.err_frame(text))
+        self.write(protocol.err_frame(text))
         self.flush()
         self.close()
 

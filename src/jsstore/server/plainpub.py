@@ -52,9 +52,9 @@ class PlainRuns:
             consumed, msgs, size, answered, answered_size, failure = self.core.run(
                 data, client, key, parser.max_payload, parser.max_control_line)
         if msgs:
-            client._count_in(msgs, size)
+            client.tally_in(msgs, size)
         if answered:
-            client.count_out(answered, answered_size)
+            client.tally_out(answered, answered_size)
         if failure is not None:
             client.internal_error(("PUB", "plain publish run"))
         return data[consumed:] if consumed else data

@@ -21,6 +21,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from jsstore._core import protocol
+from jsstore._core.delivery import Totals
 from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.server.accounts import GLOBAL_ACCOUNT, Account
@@ -82,8 +83,8 @@ class Server:
         self.tls = tls
         self.tls_context = tls.context() if tls is not None else None
         self.slow_consumers = 0
-        self.stats = {"total_connections": 0, "in_msgs": 0, "in_bytes": 0, "out_msgs": 0,
-                      "out_bytes": 0}
+        self.stats = {"total_connections": 0}
+        self.totals = Totals()          # messages in and out, counted by the clients
         self.info_version = SERVER_VERSION
         self.lame_duck_duration = LAME_DUCK_DURATION
         self.lame_duck_grace_period = LAME_DUCK_GRACE_PERIOD
@@ -191,7 +192,9 @@ class Server:
 
     def flush_all(self) -> None:
         self._flush_scheduled = False
-        dirty, self.dirty = self.dirty, set()
+        # (the set stays the one the clients hold: the core adds to it)
+        dirty = list(self.dirty)
+        self.dirty.clear()
         for client in dirty:
             if client.hold():
                 if not client.held:
@@ -253,7 +256,7 @@ class Server:
             say("JetStream Shutdown")
         for client in list(self.clients.values()):
             if client.protocol >= 1:
-                client.out.append(protocol.info_frame(self.info_json(client.cid)))
+                client.write(protocol.info_frame(self.info_json(client.cid)))
                 self.dirty.add(client)
         self.flush_all()
         await asyncio.sleep(self.lame_duck_grace_period)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import threading
 
+from jsstore._core.delivery import Subscription
 from jsstore._core.subjects import is_literal
 from jsstore.wire.api import ACK_PREFIX
 from jsstore.wire.subjecttree import SubjectTree
@@ -32,18 +33,6 @@ def _first_token(filter: str) -> str:
     """A wildcard filter's first token, "" when that is itself a wildcard."""
     first = filter.split(".", 1)[0]
     return "" if first in ("*", ">") else first
-
-
-class Subscription:
-    __slots__ = ("client", "subject", "queue", "sid", "max", "delivered")
-
-    def __init__(self, client, subject: str, queue: str | None, sid: str):
-        self.client = client
-        self.subject = subject
-        self.queue = queue
-        self.sid = sid
-        self.max = 0                    # UNSUB <sid> <max>: deliveries allowed (0: no limit)
-        self.delivered = 0
 
 
 def _star_prefix(filter: str) -> str | None:
@@ -134,9 +123,11 @@ class SubjectTable:
             return list(literal) if literal else _NONE
         return [*(literal or _NONE), *(star or _NONE), *wild]
 
-    def match(self, subject: str) -> list[Subscription]:
-        """The subscriptions a message on `subject` goes to: every plain one, one random
-        member of each queue group."""
+    def match(self, subject: str, skip=None) -> list[Subscription]:
+        """The subscriptions a message on `subject` goes to: every plain one, and of each
+        queue group one member picked at random among those that can take it (not
+        closed, not of the client `skip`: a publisher without echo), as nats-server
+        passes a turn on to the next member."""
         with self._lock:
             found = self._all(subject)
         if not self._queued or not any(s.queue for s in found):
@@ -146,7 +137,14 @@ class SubjectTable:
         for s in found:
             if s.queue:
                 groups.setdefault(s.queue, []).append(s)
-        return plain + [random.choice(members) for members in groups.values()]
+        for members in groups.values():
+            first = random.randrange(len(members))
+            for i in range(len(members)):
+                sub = members[(first + i) % len(members)]
+                if not sub.client.closed and sub.client is not skip:
+                    plain.append(sub)
+                    break
+        return plain
 
     def count(self) -> int:
         with self._lock:
@@ -167,14 +165,20 @@ class SubjectTable:
         """The subscription that alone receives every subject ``<head>.<token>``: the one
         subscription to ``<head>.*``, in no queue group, with no other filter that could
         match such a subject; else None."""
+        subs = self.star_only(head)
+        if subs is None or len(subs) != 1 or subs[0].queue:
+            return None
+        return subs[0]
+
+    def star_only(self, head: str) -> list[Subscription] | None:
+        """The subscriptions to ``<head>.*`` when they are what every subject
+        ``<head>.<token>`` reaches (no literal subscription under `head`, no other filter
+        that could match such a subject); else None."""
         with self._lock:
             subs = self._star.get(head)
-            if not subs or len(subs) != 1:
+            if not subs or head in self._heads or self._wild.takes_any_under(head):
                 return None
-            sub = next(iter(subs))
-            if sub.queue or head in self._heads or self._wild.takes_any_under(head):
-                return None
-            return sub
+            return list(subs)
 
 
 def _take(index: dict, key: str, sub: Subscription) -> bool:

@@ -1,0 +1,386 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""The way out of the server: connections' output buffers, subscriptions, and the plans
+that deliver a publish in the core (see delivery.pxd)."""
+
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
+from cpython.object cimport PyObject
+from cpython.set cimport PySet_Add
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdint cimport int64_t, uint64_t
+from libc.string cimport memcpy
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+
+CACHE_LIMIT = 4096      # plans remembered by subject (then forgotten all at once)
+cdef Py_ssize_t _CACHE_LIMIT = CACHE_LIMIT
+
+
+cdef inline Py_ssize_t _width(uint64_t n) noexcept:
+    cdef Py_ssize_t d = 1
+    while n >= 10:
+        n //= 10
+        d += 1
+    return d
+
+
+cdef inline char* _put(char* p, const char* s, Py_ssize_t n) noexcept:
+    memcpy(p, s, n)
+    return p + n
+
+
+cdef inline char* _put_number(char* p, uint64_t n) noexcept:
+    cdef Py_ssize_t d = _width(n), i
+    for i in range(d - 1, -1, -1):
+        p[i] = <char>(48 + n % 10)
+        n //= 10
+    return p + d
+
+
+cdef inline object _wire(object text):
+    """A subject, reply or sid as its bytes on the wire: an ASCII str as it is (its UTF-8
+    is itself), bytes as they are, any other str as UTF-8 with the bytes a surrogate
+    escape stands for given back (a subject may be any bytes, as on nats-server)."""
+    if type(text) is bytes or PyUnicode_IS_ASCII(text):
+        return text
+    return (<str>text).encode("utf-8", "surrogateescape")
+
+
+cdef inline const char* _chars(object wire, Py_ssize_t* n) except NULL:
+    """The bytes of what _wire gave."""
+    if type(wire) is bytes:
+        n[0] = PyBytes_GET_SIZE(wire)
+        return PyBytes_AS_STRING(wire)
+    return PyUnicode_AsUTF8AndSize(wire, n)
+
+
+cdef class Totals:
+    """The server's message counters (see delivery.pxd)."""
+
+
+cdef class Conn:
+    """A client connection's output side (see delivery.pxd).  Its Python subclass sets
+    dirty and totals to the server's; `unsubscribe(sub)` is the subclass's."""
+
+    def __cinit__(self, *args, **kwargs):
+        self.out = bytearray()
+        self.echo = True
+
+    cdef int put_msg(self, const char* subject, Py_ssize_t subject_len,
+                     const char* sid, Py_ssize_t sid_len,
+                     const char* reply, Py_ssize_t reply_len,
+                     const char* hdr, Py_ssize_t hdr_len,
+                     const char* data, Py_ssize_t data_len) except -1:
+        cdef bytearray out = self.out
+        cdef Py_ssize_t old = PyByteArray_GET_SIZE(out), size
+        cdef char* p
+        if not self.headers:
+            hdr_len = 0
+        # "MSG " / "HMSG ", subject, " ", sid, [" ", reply], [" ", header size], " ",
+        # size, CRLF, headers, payload, CRLF
+        size = 4 + subject_len + 1 + sid_len + 1 + _width(hdr_len + data_len) + 2 \
+            + hdr_len + data_len + 2
+        if reply_len:
+            size += reply_len + 1
+        if hdr_len:
+            size += 1 + _width(hdr_len) + 1
+        PyByteArray_Resize(out, old + size)
+        p = PyByteArray_AS_STRING(out) + old
+        if hdr_len:
+            p = _put(p, b"HMSG ", 5)
+        else:
+            p = _put(p, b"MSG ", 4)
+        p = _put(p, subject, subject_len)
+        p[0] = 32
+        p = _put(p + 1, sid, sid_len)
+        p[0] = 32
+        p += 1
+        if reply_len:
+            p = _put(p, reply, reply_len)
+            p[0] = 32
+            p += 1
+        if hdr_len:
+            p = _put_number(p, hdr_len)
+            p[0] = 32
+            p += 1
+        p = _put_number(p, hdr_len + data_len)
+        p[0] = 13
+        p[1] = 10
+        p += 2
+        if hdr_len:
+            p = _put(p, hdr, hdr_len)
+        p = _put(p, data, data_len)
+        p[0] = 13
+        p[1] = 10
+        if old == 0:
+            PySet_Add(self.dirty, self)
+        return 0
+
+    cdef int put(self, const char* frame, Py_ssize_t length) except -1:
+        """Queue a frame that is not a delivery (+OK)."""
+        cdef bytearray out = self.out
+        cdef Py_ssize_t old = PyByteArray_GET_SIZE(out)
+        PyByteArray_Resize(out, old + length)
+        memcpy(PyByteArray_AS_STRING(out) + old, frame, length)
+        if old == 0:
+            PySet_Add(self.dirty, self)
+        return 0
+
+    cdef int count_in(self, int64_t msgs, int64_t size) except -1:
+        self.in_msgs += msgs
+        self.in_bytes += size
+        self.totals.in_msgs += msgs
+        self.totals.in_bytes += size
+        return 0
+
+    cdef int count_out(self, int64_t msgs, int64_t size) except -1:
+        self.out_msgs += msgs
+        self.out_bytes += size
+        self.totals.out_msgs += msgs
+        self.totals.out_bytes += size
+        return 0
+
+    # -- Python's deliveries ---------------------------------------------------------
+    def write(self, frame) -> None:
+        """Queue frames (bytes) that are not deliveries: answers, PONG, -ERR, INFO."""
+        if not PyByteArray_GET_SIZE(self.out):
+            PySet_Add(self.dirty, self)
+        self.out += frame
+
+    def tally_in(self, int64_t msgs, int64_t size) -> None:
+        """Count `msgs` messages of `size` bytes received from this client."""
+        self.count_in(msgs, size)
+
+    def tally_out(self, int64_t msgs, int64_t size) -> None:
+        """Count `msgs` messages of `size` bytes queued for this client outside deliver
+        (answers the core's publish runs wrote)."""
+        self.count_out(msgs, size)
+        PySet_Add(self.dirty, self)
+
+    def deliver(self, Subscription sub, object subject, object reply, object hdr,
+                object payload) -> None:
+        """Queue a message for one of this client's subscriptions (its UNSUB limit
+        reached, the subscription goes)."""
+        cdef Py_ssize_t subject_len, reply_len = 0, hdr_len = 0
+        cdef const char* reply_s = NULL
+        cdef const char* hdr_s = NULL
+        subject = _wire(subject)
+        cdef const char* subject_s = _chars(subject, &subject_len)
+        if reply:
+            reply = _wire(reply)
+            reply_s = _chars(reply, &reply_len)
+        if hdr and self.headers:
+            if type(hdr) is not bytes:
+                hdr = bytes(hdr)
+            hdr_s = PyBytes_AS_STRING(hdr)
+            hdr_len = PyBytes_GET_SIZE(hdr)
+        if type(payload) is not bytes:
+            payload = bytes(payload)
+        self.put_msg(subject_s, subject_len, PyBytes_AS_STRING(sub.sid_wire),
+                     PyBytes_GET_SIZE(sub.sid_wire), reply_s, reply_len, hdr_s, hdr_len,
+                     PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload))
+        self._delivered(sub, 1, hdr_len + PyBytes_GET_SIZE(payload))
+
+    def deliver_many(self, Subscription sub, list msgs) -> None:
+        """Queue a burst of JetStream messages (bus Msgs: subject, reply, hdr, data) for
+        one subscription, stopping where its UNSUB limit is reached."""
+        cdef Py_ssize_t count = len(msgs), i, subject_len, reply_len, hdr_len
+        cdef int64_t size = 0
+        cdef const char* subject_s
+        cdef const char* reply_s
+        cdef const char* hdr_s
+        cdef object msg, subject, reply, hdr, data
+        if sub.max:
+            count = max(0, min(count, sub.max - sub.delivered))
+        for i in range(count):
+            msg = msgs[i]
+            subject = _wire(msg.subject)
+            subject_s = _chars(subject, &subject_len)
+            reply = msg.reply
+            reply_s = NULL
+            reply_len = 0
+            if reply:
+                reply = _wire(reply)
+                reply_s = _chars(reply, &reply_len)
+            hdr = msg.hdr
+            hdr_s = NULL
+            hdr_len = 0
+            if hdr and self.headers:
+                if type(hdr) is not bytes:
+                    hdr = bytes(hdr)
+                hdr_s = PyBytes_AS_STRING(hdr)
+                hdr_len = PyBytes_GET_SIZE(hdr)
+            data = msg.data
+            if type(data) is not bytes:
+                data = bytes(data)
+            self.put_msg(subject_s, subject_len, PyBytes_AS_STRING(sub.sid_wire),
+                         PyBytes_GET_SIZE(sub.sid_wire), reply_s, reply_len, hdr_s, hdr_len,
+                         PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+            size += hdr_len + PyBytes_GET_SIZE(data)
+        self._delivered(sub, count, size)
+
+    cdef _delivered(self, Subscription sub, int64_t count, int64_t size):
+        self.count_out(count, size)
+        PySet_Add(self.dirty, self)
+        sub.delivered += count
+        if sub.max and sub.delivered >= sub.max:
+            self.unsubscribe(sub)
+
+
+cdef class Subscription:
+    """One SUB of one connection (see delivery.pxd)."""
+
+    def __init__(self, Conn client, str subject, object queue, str sid):
+        self.client = client
+        self.subject = subject
+        self.queue = queue
+        self.sid = sid
+        self.sid_wire = sid.encode("utf-8", "surrogateescape")
+        self.max = 0
+        self.delivered = 0
+
+    def __repr__(self):
+        return f"Subscription({self.subject!r}, queue={self.queue!r}, sid={self.sid!r})"
+
+
+cdef inline uint64_t _next_random(uint64_t* state) noexcept:
+    """xorshift64*: the pick of a queue member."""
+    cdef uint64_t x = state[0]
+    x ^= x >> 12
+    x ^= x << 25
+    x ^= x >> 27
+    state[0] = x
+    return x * 2685821657736338717ULL
+
+
+cdef class Plan:
+    """What a publish on one subject reaches (see delivery.pxd)."""
+
+    def __init__(self, subs=(), groups=(), bint valid=True):
+        self.valid = valid
+        self.subs = tuple(subs)
+        self.groups = tuple(tuple(group) for group in groups)
+        for sub in self.subs:
+            if not isinstance(sub, Subscription):
+                raise TypeError("a plan delivers to Subscriptions")
+        for group in self.groups:
+            if not group or not all(isinstance(sub, Subscription) for sub in group):
+                raise TypeError("a queue group is a non-empty tuple of Subscriptions")
+        self.reach = len(self.subs) + len(self.groups)
+
+    cdef Py_ssize_t deliver(self, Conn origin, uint64_t* rng,
+                            const char* subject, Py_ssize_t subject_len,
+                            const char* reply, Py_ssize_t reply_len,
+                            const char* hdr, Py_ssize_t hdr_len,
+                            const char* data, Py_ssize_t data_len) except -1:
+        cdef Py_ssize_t count = 0, i, members, first, j
+        cdef Subscription sub
+        cdef Conn conn
+        cdef tuple group
+        for i in range(len(self.subs)):
+            sub = <Subscription>self.subs[i]
+            conn = sub.client
+            if conn.closed or (conn is origin and not origin.echo):
+                continue
+            conn.put_msg(subject, subject_len, PyBytes_AS_STRING(sub.sid_wire),
+                         PyBytes_GET_SIZE(sub.sid_wire), reply, reply_len, hdr, hdr_len,
+                         data, data_len)
+            conn.count_out(1, (hdr_len if conn.headers else 0) + data_len)
+            sub.delivered += 1
+            count += 1
+        for i in range(len(self.groups)):
+            # one member at random; one that cannot take it (closed, or the publisher
+            # without echo) passes its turn to the next, as on nats-server
+            group = <tuple>self.groups[i]
+            members = len(group)
+            first = <Py_ssize_t>(_next_random(rng) % <uint64_t>members)
+            for j in range(members):
+                sub = <Subscription>group[(first + j) % members]
+                conn = sub.client
+                if not conn.closed and not (conn is origin and not origin.echo):
+                    break
+            else:
+                continue
+            conn.put_msg(subject, subject_len, PyBytes_AS_STRING(sub.sid_wire),
+                         PyBytes_GET_SIZE(sub.sid_wire), reply, reply_len, hdr, hdr_len,
+                         data, data_len)
+            conn.count_out(1, (hdr_len if conn.headers else 0) + data_len)
+            sub.delivered += 1
+            count += 1
+        return count
+
+
+cdef class Interest:
+    """One account's plans (see delivery.pxd).  compile(subject) and compile_head(head)
+    are Python's: a Plan, or None for a subject Python takes message by message (and a
+    head whose subjects are asked for one by one); unanswered(origin, subject, reply) is
+    told of a request the core delivered to nobody."""
+
+    def __init__(self, compile, compile_head, unanswered):
+        self.plans = {}
+        self.heads = {}
+        self.compile = compile
+        self.compile_head = compile_head
+        self.unanswered = unanswered
+        self.rng = 0x9E3779B97F4A7C15ULL
+        self.generation = 0
+
+    def clear(self) -> None:
+        """Forget every plan: something they depend on changed."""
+        self.plans.clear()
+        self.heads.clear()
+        self.generation += 1
+
+    def plan_for(self, subject: bytes):
+        """The plan of `subject` (None: Python takes its messages)."""
+        return self.plan(PyBytes_AS_STRING(subject), PyBytes_GET_SIZE(subject))
+
+    cdef Plan plan(self, const char* subject, Py_ssize_t length):
+        cdef bytes key = PyBytes_FromStringAndSize(subject, length)
+        cdef PyObject* found = PyDict_GetItem(self.plans, key)
+        cdef Py_ssize_t dot = -1, i
+        cdef bytes head
+        cdef object made
+        if found != NULL:
+            return <Plan>found if <object>found is not None else None
+        for i in range(length - 1, 0, -1):
+            if subject[i] == 46:
+                dot = i
+                break
+        if 0 < dot < length - 1 and not (dot == length - 2 and (
+                subject[length - 1] == 42 or subject[length - 1] == 62)):
+            # an inbox's reply subject: one plan for every <head>.<token>
+            head = PyBytes_FromStringAndSize(subject, dot)
+            found = PyDict_GetItem(self.heads, head)
+            if found == NULL:
+                made = self.compile_head(head.decode("utf-8", "surrogateescape"))
+                if len(self.heads) >= _CACHE_LIMIT:
+                    self.heads.clear()
+                PyDict_SetItem(self.heads, head, made)
+                found = <PyObject*>made
+            if <object>found is not None:
+                return <Plan>found
+        made = self.compile(key.decode("utf-8", "surrogateescape"))
+        if made is not None and not isinstance(made, Plan):
+            raise TypeError("compile() gives a Plan or None")
+        if len(self.plans) >= _CACHE_LIMIT:
+            self.plans.clear()
+        PyDict_SetItem(self.plans, key, made)
+        return <Plan>made if made is not None else None
+
+    cdef Py_ssize_t publish(self, Plan plan, Conn origin,
+                            const char* subject, Py_ssize_t subject_len,
+                            const char* reply, Py_ssize_t reply_len,
+                            const char* hdr, Py_ssize_t hdr_len,
+                            const char* data, Py_ssize_t data_len) except -1:
+        cdef Py_ssize_t count
+        origin.count_in(1, hdr_len + data_len)
+        count = plan.deliver(origin, &self.rng, subject, subject_len, reply, reply_len,
+                             hdr, hdr_len, data, data_len)
+        if count == 0 and reply_len:
+            self.unanswered(origin,
+                            subject[:subject_len].decode("utf-8", "surrogateescape"),
+                            reply[:reply_len].decode("utf-8", "surrogateescape"))
+        return count
