@@ -178,7 +178,18 @@ def test_users_and_switches_are_checked_as_nats_server_checks_them(tmp_path, tex
     if placed:
         assert ours == theirs
     else:
-        assert _without_place(ours) == _without_place(theirs)
+        assert _single_user_conflict(_without_place(ours)) == \
+            _single_user_conflict(_without_place(theirs))
+
+
+# nats-server reads a file's blocks in its map's order, at random: a single user beside
+# accounts with users is told as either conflict from one start to the next
+_EITHER = ("Can not have a single user/pass and accounts",
+           "Can not have a single user/pass and a users array")
+
+
+def _single_user_conflict(errors: list) -> list:
+    return ["<single user conflict>" if error in _EITHER else error for error in errors]
 
 
 @pytest.mark.parametrize("text", ["authorization: secret\n", "authorization: [a]\n",

@@ -30,8 +30,10 @@ def answers(url: str) -> list:
 
         async def fill(stream: str, count: int) -> None:
             for i in range(count):
+                # (durable: an ephemeral one would go after 5 s without interest, and
+                # filling three streams takes longer than that on a busy machine)
                 answer = await request(f"CONSUMER.CREATE.{stream}.C{i}", {
-                    "stream_name": stream, "config": {"name": f"C{i}"}})
+                    "stream_name": stream, "config": {"durable_name": f"C{i}"}})
                 assert "error" not in answer, (stream, i, answer)
 
         def outcome(answer: dict):
@@ -49,7 +51,7 @@ def answers(url: str) -> list:
                     "stream_name": name, "config": {"name": "X"}})))
                 # an existing consumer asked for again is no new one
                 out.append(outcome(await request(f"CONSUMER.CREATE.{name}.C7", {
-                    "stream_name": name, "config": {"name": "C7"}})))
+                    "stream_name": name, "config": {"durable_name": "C7"}})))
                 deleted = await request(f"CONSUMER.DELETE.{name}.C0", {})
                 out.append(deleted.get("success"))
                 out.append(outcome(await request(f"CONSUMER.CREATE.{name}.X", {
