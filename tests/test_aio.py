@@ -19,7 +19,7 @@ from test_layers import all_imports
 
 import jsstore
 from jsstore.aio import errors
-from jsstore.store.filestore import FileStore
+from jsstore.stream.stream import Stream
 
 
 def test_a_slow_disk_write_does_not_block_the_event_loop(tmp_path, monkeypatch):
@@ -27,9 +27,9 @@ def test_a_slow_disk_write_does_not_block_the_event_loop(tmp_path, monkeypatch):
     write, the task could never run and the write would give up."""
     release = threading.Event()
     writer_threads = []
-    original = FileStore.store_msg
+    original = Stream.publish_plain     # (where a publish without headers is stored)
 
-    def slow_store_msg(self, *args, **kwargs):
+    def slow_publish(self, *args, **kwargs):
         writer_threads.append(threading.current_thread())
         gave_up = not release.wait(10)
         assert not gave_up, "the event loop did not run while the write waited"
@@ -38,7 +38,7 @@ def test_a_slow_disk_write_does_not_block_the_event_loop(tmp_path, monkeypatch):
     async def main():
         async with jsstore.aio.open(tmp_path) as js:
             await js.add_stream(name="S", subjects=["s"])
-            monkeypatch.setattr(FileStore, "store_msg", slow_store_msg)
+            monkeypatch.setattr(Stream, "publish_plain", slow_publish)
             publish = asyncio.create_task(js.publish("s", b"x"))
             ran_while_pending = []
 
@@ -49,7 +49,7 @@ def test_a_slow_disk_write_does_not_block_the_event_loop(tmp_path, monkeypatch):
                 release.set()
             await other_task()
             ack = await publish
-            monkeypatch.setattr(FileStore, "store_msg", original)
+            monkeypatch.setattr(Stream, "publish_plain", original)
             return ack, ran_while_pending
     ack, ran_while_pending = run(main())
     assert ack.seq == 1

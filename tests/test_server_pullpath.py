@@ -9,6 +9,7 @@ state after each read."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -169,7 +170,7 @@ def test_a_subscriber_to_ack_subjects_still_sees_every_ack(js):
     ("$JS.API.INFO", False), ("orders.*", False)])
 def test_the_table_counts_subscriptions_that_may_see_acks(subject, watches):
     from jsstore.server.subscriptions import SubjectTable, Subscription
-    table = SubjectTable()
+    table = SubjectTable(random.Random(0).randrange)
     subs = [Subscription(None, subject, None, "1"), Subscription(None, subject, "q", "2")]
     for sub in subs:
         table.insert(sub)

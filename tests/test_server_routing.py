@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -33,7 +34,7 @@ def filters(draw):
                                                     min_size=1, max_size=10),
        st.randoms())
 def test_the_table_matches_like_a_scan_of_every_filter(subjects, messages, rnd):
-    table = SubjectTable()
+    table = SubjectTable(random.Random(0).randrange)
     subs = [Subscription(None, f, None, str(i)) for i, f in enumerate(subjects)]
     for sub in subs:
         table.insert(sub)

@@ -12,6 +12,9 @@
 #               the plain subscriptions it reaches and the queue groups one member of each
 #               of which it reaches.  Python compiles plans (Interest's compile callbacks);
 #               a subject Python must see each message of has no plan.
+# StreamTarget  a stream that does nothing with a publish without headers beyond storing
+#               it and telling its listeners: the one implementation of that publish, for
+#               plans (the core's) and Stream.publish_plain (Python's).
 # Interest      one account's plans by subject, and by inbox head (every subject
 #               <head>.<token> of an inbox subscription <head>.*), cleared by Python on
 #               every change they depend on (subscriptions, streams, a client's checks).
@@ -22,6 +25,8 @@
 # A connection that did not ask for headers gets MSG with the payload alone.
 
 from libc.stdint cimport int64_t, uint64_t
+
+from jsstore._core.engine cimport BlockStore
 
 
 cdef class Totals:
@@ -70,11 +75,29 @@ cdef class Subscription:
     cdef public int64_t delivered
 
 
+cdef class StreamTarget:
+    cdef readonly object stream       # the jsstore.stream.stream.Stream
+    cdef BlockStore store
+    cdef bytes ack_head               # b'{"stream":"S"[,"domain":"D"],"seq":'
+    cdef list listeners               # the stream's own list: (stream, seq, subject, hdr,
+    #                                   payload, ts) of every message stored
+    cdef object on_due                # told when a first message will expire (max_age)
+    cdef int64_t max_age
+    cdef readonly int64_t max_msg_size   # larger: not taken (-1: no limit)
+
+    cdef uint64_t store_plain(self, const char* subject, Py_ssize_t subject_len,
+                              const char* data, Py_ssize_t data_len) except? 0
+    cdef int stored(self, uint64_t seq, int64_t ts, object subject,
+                    const char* data, Py_ssize_t data_len) except -1
+    cdef bytes ack(self, uint64_t seq)
+
+
 cdef class Plan:
     cdef tuple subs                   # plain subscriptions
     cdef tuple groups                 # queue groups, each a tuple of subscriptions
     cdef readonly Py_ssize_t reach    # len(subs) + len(groups)
     cdef readonly bint valid          # its subject is a valid publish subject (pedantic)
+    cdef readonly StreamTarget target # the stream it is stored in, or None
 
     cdef Py_ssize_t deliver(self, Conn origin, uint64_t* rng,
                             const char* subject, Py_ssize_t subject_len,
@@ -89,6 +112,8 @@ cdef class Interest:
     cdef object compile               # subject str -> Plan or None
     cdef object compile_head          # head str -> Plan for every <head>.<token>, or None
     cdef object unanswered            # (origin, subject, reply): a request reached nobody
+    cdef object failed                # (origin, exception): a stored publish went wrong
+    #                                   after it was stored (it stays, unanswered)
     cdef uint64_t rng                 # queue members are picked at random
     cdef readonly Py_ssize_t generation   # clear()s so far
 
@@ -97,4 +122,4 @@ cdef class Interest:
                             const char* subject, Py_ssize_t subject_len,
                             const char* reply, Py_ssize_t reply_len,
                             const char* hdr, Py_ssize_t hdr_len,
-                            const char* data, Py_ssize_t data_len) except -1
+                            const char* data, Py_ssize_t data_len) except -2

@@ -8,8 +8,10 @@ from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.object cimport PyObject
 from cpython.set cimport PySet_Add
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy
+
+from jsstore._core.engine cimport BlockStore
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
@@ -245,6 +247,74 @@ cdef class Subscription:
         return f"Subscription({self.subject!r}, queue={self.queue!r}, sid={self.sid!r})"
 
 
+cdef class StreamTarget:
+    """A stream that does nothing with a publish without headers beyond storing it and
+    telling its listeners (see delivery.pxd); made by the stream for its configuration
+    (Stream.plain_target), which says when it may not be used."""
+
+    def __init__(self, stream, BlockStore store, bytes ack_head, list listeners, on_due,
+                 int64_t max_age, int64_t max_msg_size):
+        self.stream = stream
+        self.store = store
+        self.ack_head = ack_head
+        self.listeners = listeners
+        self.on_due = on_due
+        self.max_age = max_age
+        self.max_msg_size = max_msg_size
+
+    cdef uint64_t store_plain(self, const char* subject, Py_ssize_t subject_len,
+                              const char* data, Py_ssize_t data_len) except? 0:
+        """Store a message as BlockStore.store_msg stores it (the store's limits, discard
+        policy and per-subject limits in the core); its sequence.  Raises what the store
+        raises: before storing when the store refuses it (store.last_seq unchanged)."""
+        cdef BlockStore store = self.store
+        cdef int64_t ts
+        store.c_check_writable()
+        ts = store.c_next_ts()
+        store.c_store(<const uint8_t*>subject, subject_len, NULL, 0, False,
+                      <const uint8_t*>data, data_len, 0, ts, True, True)
+        store.c_after_store(ts, 0)
+        return store.last_seq
+
+    cdef int stored(self, uint64_t seq, int64_t ts, object subject,
+                    const char* data, Py_ssize_t data_len) except -1:
+        """What follows a store, as the stream's full publish does it: the last Msg-Id
+        forgotten, the first expiry scheduled, the listeners told."""
+        cdef object stream = self.stream
+        if stream.last_msg_id and stream.dedupe_loaded:
+            stream.last_msg_id = ""
+        if self.on_due is not None and self.store.msgs == 1:
+            self.on_due(ts + self.max_age)
+        if self.listeners:
+            payload = PyBytes_FromStringAndSize(data, data_len)
+            if type(subject) is bytes:
+                subject = (<bytes>subject).decode("utf-8", "surrogateescape")
+            for listener in self.listeners:
+                listener(stream, seq, subject, None, payload, ts)
+        return 0
+
+    cdef bytes ack(self, uint64_t seq):
+        """The PubAck of `seq`."""
+        cdef Py_ssize_t head = PyBytes_GET_SIZE(self.ack_head), width = _width(seq)
+        cdef bytes out = PyBytes_FromStringAndSize(NULL, head + width + 1)
+        cdef char* p = PyBytes_AS_STRING(out)
+        p = _put(p, PyBytes_AS_STRING(self.ack_head), head)
+        p = _put_number(p, seq)
+        p[0] = 125      # }
+        return out
+
+    def publish(self, str subject, bytes payload):
+        """Store a message (no headers) and tell what follows; its PubAck JSON.  The
+        caller has checked the size and the account's limits."""
+        cdef bytes wire = subject.encode("utf-8", "surrogateescape")
+        cdef uint64_t seq = self.store_plain(PyBytes_AS_STRING(wire), PyBytes_GET_SIZE(wire),
+                                             PyBytes_AS_STRING(payload),
+                                             PyBytes_GET_SIZE(payload))
+        self.stored(seq, self.store.last_ts, subject, PyBytes_AS_STRING(payload),
+                    PyBytes_GET_SIZE(payload))
+        return self.ack(seq)
+
+
 cdef inline uint64_t _next_random(uint64_t* state) noexcept:
     """xorshift64*: the pick of a queue member."""
     cdef uint64_t x = state[0]
@@ -258,8 +328,9 @@ cdef inline uint64_t _next_random(uint64_t* state) noexcept:
 cdef class Plan:
     """What a publish on one subject reaches (see delivery.pxd)."""
 
-    def __init__(self, subs=(), groups=(), bint valid=True):
+    def __init__(self, subs=(), groups=(), bint valid=True, StreamTarget target=None):
         self.valid = valid
+        self.target = target
         self.subs = tuple(subs)
         self.groups = tuple(tuple(group) for group in groups)
         for sub in self.subs:
@@ -318,14 +389,23 @@ cdef class Interest:
     head whose subjects are asked for one by one); unanswered(origin, subject, reply) is
     told of a request the core delivered to nobody."""
 
-    def __init__(self, compile, compile_head, unanswered):
+    def __init__(self, compile, compile_head, unanswered, failed=None):
         self.plans = {}
         self.heads = {}
         self.compile = compile
         self.compile_head = compile_head
         self.unanswered = unanswered
+        self.failed = failed
         self.rng = 0x9E3779B97F4A7C15ULL
         self.generation = 0
+
+    def pick(self, Py_ssize_t members) -> int:
+        """A queue group member's index, at random: the core's own pick, for Python's
+        deliveries too (one sequence, which seed() sets)."""
+        return <Py_ssize_t>(_next_random(&self.rng) % <uint64_t>members)
+
+    def seed(self, uint64_t value) -> None:
+        self.rng = value * 2 + 1          # (xorshift: never 0)
 
     def clear(self) -> None:
         """Forget every plan: something they depend on changed."""
@@ -374,13 +454,53 @@ cdef class Interest:
                             const char* subject, Py_ssize_t subject_len,
                             const char* reply, Py_ssize_t reply_len,
                             const char* hdr, Py_ssize_t hdr_len,
-                            const char* data, Py_ssize_t data_len) except -1:
+                            const char* data, Py_ssize_t data_len) except -2:
+        """One publish by `plan`: stored (when it has a stream), +OK to a verbose
+        publisher, delivered, answered; how many subscriptions got it.  -1 when the plan
+        does not take this message and nothing happened (Python's then): headers or too
+        large for its stream, a reply with no plan, a store that refused it."""
+        cdef StreamTarget target = plan.target
+        cdef Plan answer = None
         cdef Py_ssize_t count
+        cdef uint64_t seq = 0, last
+        cdef bytes ack
+        cdef object failure = None
+        if target is not None:
+            if hdr_len or 0 <= target.max_msg_size < data_len:
+                return -1
+            if reply_len:
+                answer = self.plan(reply, reply_len)
+                if answer is None:
+                    return -1
+            last = target.store.last_seq
+            try:
+                seq = target.store_plain(subject, subject_len, data, data_len)
+            except Exception as exc:
+                if target.store.last_seq == last:
+                    return -1           # refused before it was stored
+                failure = exc           # stored, then something failed (a bug)
         origin.count_in(1, hdr_len + data_len)
+        if origin.verbose:              # (before it is routed, as nats-server)
+            origin.put(b"+OK\r\n", 5)
         count = plan.deliver(origin, &self.rng, subject, subject_len, reply, reply_len,
                              hdr, hdr_len, data, data_len)
-        if count == 0 and reply_len:
-            self.unanswered(origin,
-                            subject[:subject_len].decode("utf-8", "surrogateescape"),
-                            reply[:reply_len].decode("utf-8", "surrogateescape"))
+        if target is None:
+            if count == 0 and reply_len:
+                self.unanswered(origin,
+                                subject[:subject_len].decode("utf-8", "surrogateescape"),
+                                reply[:reply_len].decode("utf-8", "surrogateescape"))
+            return count
+        if failure is None:
+            try:
+                target.stored(seq, target.store.last_ts, subject[:subject_len], data,
+                              data_len)
+            except Exception as exc:
+                failure = exc
+        if failure is not None:
+            # (stored, as on Python's way, and unanswered; the failure is reported)
+            self.failed(origin, failure)
+        elif answer is not None:
+            ack = target.ack(seq)
+            answer.deliver(origin, &self.rng, reply, reply_len, NULL, 0, NULL, 0,
+                           PyBytes_AS_STRING(ack), PyBytes_GET_SIZE(ack))
         return count

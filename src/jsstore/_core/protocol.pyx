@@ -361,13 +361,11 @@ cdef class Parser:
                                          == 0) and (plan.valid or not self.origin.pedantic):
                 if ops:
                     return -3
-                if self.origin.verbose:     # (before it is routed, as nats-server)
-                    self.origin.put(b"+OK\r\n", 5)
-                self.interest.publish(
-                    plan, self.origin, <const char*>s + starts[0], ends[0] - starts[0],
-                    <const char*>s + reply_at, reply_len, <const char*>s + body, hsize,
-                    <const char*>s + body + hsize, size - hsize)
-                return body + size + 2
+                if self.interest.publish(
+                        plan, self.origin, <const char*>s + starts[0], ends[0] - starts[0],
+                        <const char*>s + reply_at, reply_len, <const char*>s + body, hsize,
+                        <const char*>s + body + hsize, size - hsize) >= 0:
+                    return body + size + 2
         subject = self._text(s, starts[0], ends[0])
         reply = self._text(s, reply_at, reply_at + reply_len) if reply_len else None
         if headers:

@@ -225,6 +225,7 @@ class JetStream:
         stream.on_due = self.schedule
         if self._limits_bytes:
             stream.usage_check = self._check_usage
+        stream.on_plain_change = self._reroute     # (the server's plans are made again)
         return stream
 
     @functools.cached_property

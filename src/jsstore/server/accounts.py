@@ -64,10 +64,12 @@ class Account:
         self.server = server
         self.name = name
         self.js = js
-        self.table = SubjectTable()
         # what the core delivers by itself: plans compiled from the table (and the
-        # streams), forgotten whenever either changes
-        self.interest = Interest(self._plan, self._inbox_plan, self._no_responders)
+        # streams), forgotten whenever either changes; its pick of queue members is the
+        # table's too
+        self.interest = Interest(self._plan, self._inbox_plan, self._no_responders,
+                                 self._publish_failed)
+        self.table = SubjectTable(self.interest.pick)
         self.limits = NO_ACCOUNT_LIMITS     # its limits {} block
         self.connections = 0                # its clients, counted against those limits
         self.router = _RouterToBe(self) if js is not None else None
@@ -110,12 +112,21 @@ class Account:
         valid = is_valid_subject(subject, False)
         if matches_nothing(subject):
             return Plan(valid=valid)
+        target = None
         if self.js is not None:
             js = self.js
             with js.lock:
-                if js.closed or js.capturing_stream_locked(subject) is not None:
+                if js.closed:
                     return None
-        return self._plan_of(self.table.matching(subject), valid)
+                stream = js.capturing_stream_locked(subject)
+                if stream is not None:
+                    # stored by the core when the stream only stores, nothing checks the
+                    # account's limits on each message and no answer waits for an fsync
+                    target = stream.plain_target()
+                    if (target is None or stream.usage_check is not None
+                            or self.server.durable is not None):
+                        return None
+        return self._plan_of(self.table.matching(subject), valid, target)
 
     def _inbox_plan(self, head: str) -> Plan | None:
         """One plan for every subject ``<head>.<token>`` when they all reach the same
@@ -135,7 +146,13 @@ class Account:
         return self._plan_of(subs)
 
     @staticmethod
-    def _plan_of(subs: list, valid: bool = True) -> Plan | None:
+    def _publish_failed(origin: Client, exc: BaseException) -> None:
+        """A publish the core stored failed after that (a bug): logged as the client's
+        internal error; the message stays stored, unanswered, as on Python's way."""
+        origin.internal_error(("PUB", "stored by the core"), exc)
+
+    @staticmethod
+    def _plan_of(subs: list, valid: bool = True, target=None) -> Plan | None:
         plain, groups = [], {}
         for sub in subs:
             if sub.max or sub.client.checked:
@@ -144,7 +161,7 @@ class Account:
                 groups.setdefault(sub.queue, []).append(sub)
             else:
                 plain.append(sub)
-        return Plan(plain, groups.values(), valid)
+        return Plan(plain, groups.values(), valid, target)
 
     # -- routing ------------------------------------------------------------------------------
     def route(self, subject: str, target: str, reply: str | None, hdr: bytes | None,

@@ -42,7 +42,6 @@ log = logging.getLogger("jsstore.server")
 # loaded when a server has nkey users, or TLS
 nkey = deferred("jsstore.server.nkey")
 tls_layer = deferred("jsstore.server.tls")
-plainpub = deferred("jsstore.server.plainpub")
 
 
 def no_responders(subject: str) -> bytes:
@@ -96,7 +95,6 @@ class Client(Conn, Output, asyncio.Protocol):
         self.info_after_tls = False  # INFO waits for the TLS handshake (TLS-first)
         self.tls_first = False      # the handshake came before INFO (shown by /connz)
         self._fallback = None       # TLS-first's fallback to INFO first, while pending
-        self.plain_runs = None      # its publishes the core takes (server.plainpub), once quick
         self._core_publishes()
 
     # -- asyncio ----------------------------------------------------------------------------
@@ -181,13 +179,6 @@ class Client(Conn, Output, asyncio.Protocol):
         # JetStream sees go straight to the acks waiting (what Server.publish would do,
         # shorter), and publishes outside $JS. in a row are handled as one run
         quick = self._quick()
-        if quick:
-            runs = self.plain_runs
-            if runs is None:    # (loaded with JetStream's first use, not at start)
-                runs = self.plain_runs = plainpub.PlainRuns(self)
-            if runs.usable():
-                # a leading run of plain PUBs is stored and answered in the core
-                data = runs.run(data)
         quick_msgs = quick_bytes = 0
         if quick and self.authorized:
             # a leading run of plain acks (a pull client's acks before its next request)
@@ -304,13 +295,15 @@ class Client(Conn, Output, asyncio.Protocol):
             server.dirty.add(self)
         server.flush_soon()
 
-    def internal_error(self, op) -> None:
-        """An exception out of handling one operation is a bug of jsstore's, not the
-        client's: it is logged with its traceback and the connection stays up, as
-        nats-server keeps a connection whose request failed inside the server (the
-        request goes unanswered; the operations after it are handled)."""
-        log.exception("internal error handling %r from client %d",
-                      op[:2] if isinstance(op, tuple) else op, self.cid)
+    def internal_error(self, op, exc: BaseException | None = None) -> None:
+        """An exception out of handling one operation (the one being handled, or `exc`)
+        is a bug of jsstore's, not the client's: it is logged with its traceback and the
+        connection stays up, as nats-server keeps a connection whose request failed
+        inside the server (the request goes unanswered; the operations after it are
+        handled)."""
+        log.error("internal error handling %r from client %d",
+                  op[:2] if isinstance(op, tuple) else op, self.cid,
+                  exc_info=exc if exc is not None else True)
 
     def _core_publishes(self) -> None:
         """Have the core deliver this client's publishes that its account has plans for,

@@ -9,7 +9,6 @@ a subject with an empty token reaches nobody (``subject_matches`` in ``_core.sub
 
 from __future__ import annotations
 
-import random
 import threading
 
 from jsstore._core.delivery import Subscription
@@ -52,7 +51,8 @@ class SubjectTable:
     lookup of everything before its last token; every other wildcard filter in a tree of
     tokens, with recent matches against those cached."""
 
-    def __init__(self):
+    def __init__(self, pick):
+        self._pick = pick       # pick(n): a queue member's index, at random
         # literal subjects and prefixes: {subject or prefix: {subscription: None}}
         self._literal: dict[str, dict] = {}
         self._star: dict[str, dict] = {}
@@ -138,7 +138,7 @@ class SubjectTable:
             if s.queue:
                 groups.setdefault(s.queue, []).append(s)
         for members in groups.values():
-            first = random.randrange(len(members))
+            first = self._pick(len(members))
             for i in range(len(members)):
                 sub = members[(first + i) % len(members)]
                 if not sub.client.closed and sub.client is not skip:

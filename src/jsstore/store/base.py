@@ -14,6 +14,8 @@ from jsstore.store.ttl import TTLSchedule
 
 
 class StoreBase(BlockStore):
+    synced_writes = False   # each write waits for an fsync (a file store's sync always)
+
     # read-only queries, implemented in the core and bound here as methods
     load_next_msg = queries.load_next_msg
     load_prev_msg = queries.load_prev_msg

@@ -127,6 +127,9 @@ class FileStore(StoreBase):
                 os.close(self._lock_fd)
                 self._lock_fd = -1
             raise
+        # each write waits for an fsync (its own, or its group's): store_msg and the
+        # others are this store's own, and the core's plain publish may not be used
+        self.synced_writes = self.group is not None or options.sync == "always"
         if self.group is not None:
             self.store_msg = self._store_msg_grouped
             self.store_batch = self._store_batch_grouped

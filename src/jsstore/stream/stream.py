@@ -5,9 +5,10 @@ path for it.
 A publish runs in two steps, as nats-server's does: ``check`` runs every check that can
 reject the message, in nats-server's order, and returns a ``Prepared`` message; ``apply``
 stores it and does what follows a store (the Msg-Id record, the rollup purge, the
-republish, the listeners).  ``publish_plain`` does the commonest publish -- no headers,
-into a stream that only stores -- in one step, exactly as the two would.  An atomic batch
-checks all its messages before applying any.
+republish, the listeners).  The commonest publish -- no headers, into a stream that only
+stores -- is the core's (``plain_target``: a ``jsstore._core.delivery.StreamTarget``, which
+serves the server's publish plans and ``publish_plain``), exactly as the two steps would do
+it.  An atomic batch checks all its messages before applying any.
 
 Time comes from the owner's clock (Unix ns).  With the wall clock the store stamps the
 message itself; with another clock (tests) the message is stored with that clock's time.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from jsstore._core.delivery import StreamTarget
 from jsstore._core.record import message_size
 from jsstore.errors import MsgNotFound, StoreEOF, StoreError
 from jsstore.gocompat import json as gojson
@@ -74,8 +76,10 @@ class Stream:
         self.listeners: list[StoredListener] = []  # told of every stored message
         self.republish = None       # (SubjectTransform-like matcher, headers_only) or None
         self.schedules: StreamSchedules | None = None  # made on first use
-        self._ack_head: tuple[str, bytes] | None = None   # publish_plain's PubAck start
         self.on_due: Callable[[int], None] | None = None  # told when timed work comes due
+        self._plain: StreamTarget | None = None      # plain_target's, while it holds
+        # told when what plain_target gives changes (the owner's plans are made again)
+        self.on_plain_change: Callable[[], None] | None = None
         # the consumers an interest or workqueue stream keeps its messages for
         self.retention = retention.tracker_for(config)
         self._configure_transforms()
@@ -96,6 +100,7 @@ class Stream:
         self.config = config
         self._configure_transforms()
         expiry.configure_store(self)
+        self._plain_changed()
 
     def _configure_transforms(self) -> None:
         transform = self.config.subject_transform
@@ -158,6 +163,7 @@ class Stream:
         if self.schedules is None:
             self.schedules = StreamSchedules(self.config.name, self.store, self.clock,
                                              self._publish_internal)
+            self._plain_changed()       # (a stream with schedules does more than store)
         return self.schedules
 
     def fire_schedules(self, now: int) -> int | None:
@@ -369,46 +375,46 @@ class Stream:
 
     def publish_plain(self, subject: str, payload: bytes) -> bytes | None:
         """The most common publish in one step: a message without headers, into a stream
-        that does nothing with it beyond storing it and telling its listeners (no subject
-        transform, counters, retention, republish, schedules; the wall clock). Returns
-        the PubAck JSON, exactly what ``publish(...).to_json()`` would; None when any of
-        that applies or the message is too large, and the caller takes ``publish``."""
-        cfg = self.config
-        if not self.stores_only() or 0 <= cfg.max_msg_size < len(payload):
+        that does nothing with it beyond storing it and telling its listeners. Returns the
+        PubAck JSON, exactly what ``publish(...).to_json()`` would; None when the stream
+        does more or the message is too large, and the caller takes ``publish``."""
+        target = self.plain_target()
+        if target is None or 0 <= target.max_msg_size < len(payload):
             return None
+        cfg = self.config
         if self.usage_check is not None:
             self.usage_check(cfg.storage, message_size(len(subject), 0, len(payload), False,
                                                        cfg.storage == "memory"))
-        store = self.store
         try:
-            seq, ts = store.store_msg(subject, None, payload, 0)
+            return target.publish(subject, payload)
         except StoreError as exc:
             raise api_errors.JSStreamStoreFailedF(err=str(exc)) from exc
-        if self.dedupe_loaded:
-            self.last_msg_id = ""
-        if self.on_due is not None and cfg.max_age > 0 and store.msgs == 1:
-            self.on_due(ts + cfg.max_age)
-        for listener in self.listeners:
-            listener(self, seq, subject, None, payload, ts)
-        return self.ack_head() + str(seq).encode() + b"}"
 
-    def stores_only(self) -> bool:
-        """Whether a publish without headers does nothing beyond being stored and told to
-        the listeners (what publish_plain takes, messages over max_msg_size aside)."""
+    def plain_target(self) -> StreamTarget | None:
+        """The core's publish into this stream of a message without headers, while the
+        stream does nothing with such a message beyond storing it and telling its
+        listeners (no subject transform, counters, retention, republish, schedules; the
+        wall clock; a sealed stream takes nothing) and its store writes without an fsync
+        of its own; else None.  (The account's limits are the caller's to check.)"""
         cfg = self.config
-        return not (cfg.sealed or self.transform is not None or cfg.allow_msg_counter
-                    or self.retention is not None or self.republish is not None
-                    or self.schedules is not None or not self.wall_clock)
-
-    def ack_head(self) -> bytes:
-        """A plain PubAck up to its sequence: b'{"stream":"S"[,"domain":"D"],"seq":'."""
-        head = self._ack_head
-        name = self.config.name
-        if head is None or head[0] != name:
+        if (cfg.sealed or self.transform is not None or cfg.allow_msg_counter
+                or self.retention is not None or self.republish is not None
+                or self.schedules is not None or not self.wall_clock
+                or self.store.synced_writes):
+            return None
+        target = self._plain
+        if target is None:
             domain = b',"domain":' + gojson.encode(self.domain) if self.domain else b""
-            head = self._ack_head = (name, b'{"stream":' + gojson.encode(name)
-                                     + domain + b',"seq":')
-        return head[1]
+            target = self._plain = StreamTarget(
+                self, self.store, b'{"stream":' + gojson.encode(cfg.name) + domain
+                + b',"seq":', self.listeners, self.on_due if cfg.max_age > 0 else None,
+                cfg.max_age, cfg.max_msg_size)
+        return target
+
+    def _plain_changed(self) -> None:
+        self._plain = None
+        if self.on_plain_change is not None:
+            self.on_plain_change()
 
     def _skip_uninteresting(self, prepared: Prepared) -> PubAck:
         """An interest stream with no consumer for the subject: the sequence is used up,

@@ -1,19 +1,19 @@
-"""The core's plain publish run (jsstore._core.plainpub, jsstore.server.plainpub) against
-the Python path: the same reads, split the same way, go to two servers -- one as it is, one
-whose clients never start a plain run -- and every connection must get the same frames in
-the same order, and the streams, consumers and counters must end the same.  The programs
-mix what the core takes (plain PUBs into a stream that only stores) with everything it
-must leave to Python: headers, streams with features, subjects someone subscribes to,
-subjects no stream captures, replies nobody or somebody else takes, limits that refuse,
-pull requests waiting for the next message, streams created and deleted on the way.
+"""Publishes into streams the core stores by itself (a plan with a StreamTarget:
+jsstore._core.delivery) against Python's way: the same reads, split the same way, go to
+two servers -- one as it is, one whose clients' publishes never take the core's plans --
+and every connection must get the same frames in the same order, and the streams,
+consumers and counters must end the same.  The programs mix what the core takes (plain
+PUBs into a stream that only stores) with everything it must leave to Python: headers,
+streams with features, subjects someone subscribes to, subjects no stream captures,
+replies nobody or somebody else takes, limits that refuse, pull requests waiting for the
+next message, streams created and deleted on the way.
 
-Then: the run is really taken by the core, and a file-storage stream's PubAcks are what
-nats-server sends, byte for byte."""
+Then: the core really takes them, and a file-storage stream's PubAcks are what nats-server
+sends, byte for byte."""
 
 from __future__ import annotations
 
 import json
-import random
 import re
 import shutil
 import socket
@@ -67,10 +67,11 @@ FEATURED = st.sampled_from([
 
 
 class Side:
-    """One server (with or without plain runs), two connections."""
+    """One server (its clients' publishes through the core's plans, or never), two
+    connections."""
 
     def __init__(self, plain: dict, featured: dict, domain: str | None, fast: bool):
-        self.dir = tempfile.mkdtemp(prefix="plainpub-")
+        self.dir = tempfile.mkdtemp(prefix="storeplans-")
         self.js = jsstore.open(self.dir, timers=False, domain=domain)
         self.js.add_stream(name="P", subjects=["p.*"], **plain)
         self.js.add_stream(name="F", subjects=["f.*"], **featured)
@@ -79,11 +80,17 @@ class Side:
         self.conns = [Conn(self.server, 1, "_INBOX.a"), Conn(self.server, 2, "_INBOX.b")]
         if not fast:
             for conn in self.conns:
-                conn.client.plain_runs.usable = lambda: False
+                client = conn.client
+                client._core_publishes = lambda: None       # (a CONNECT would set it)
+                client.parser.interest = None
         self.delivered: list[str] = []
         self.sids = 10
         self.pubs = 0
         self.api_bytes = [0, 0]     # bytes of API answers (their lengths vary with time)
+
+    def seed(self, value: int) -> None:
+        """Start the picks of queue members over from `value`."""
+        self.server.global_account.interest.seed(value)
 
     def close(self) -> None:
         self.js.close()
@@ -189,9 +196,9 @@ def test_plain_runs_answer_as_the_python_path(plain, featured, domain, program):
     fast, slow = Side(plain, featured, domain, True), Side(plain, featured, domain, False)
     try:
         for index, (who, ops, cuts) in enumerate(program):
-            random.seed(index)      # (a queue group's member is picked at random)
+            fast.seed(index)      # (a queue group's member is picked at random)
             got = fast.read(who, b"".join(fast.encode(op, who) for op in ops), cuts)
-            random.seed(index)
+            slow.seed(index)
             want = slow.read(who, b"".join(slow.encode(op, who) for op in ops), cuts)
             assert got == want, f"read {index} by connection {who}: {ops}"
         assert fast.state() == slow.state()
@@ -218,9 +225,9 @@ def test_reply_and_interest_corners(setup):
     fast, slow = Side({}, {}, None, True), Side({}, {}, None, False)
     try:
         for index, (who, ops) in enumerate(program):
-            random.seed(index)
+            fast.seed(index)
             got = fast.read(who, b"".join(fast.encode(op, who) for op in ops), [])
-            random.seed(index)
+            slow.seed(index)
             want = slow.read(who, b"".join(slow.encode(op, who) for op in ops), [])
             assert got == want, f"read {index} by connection {who}: {ops}"
         assert fast.state() == slow.state()
