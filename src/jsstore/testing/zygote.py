@@ -72,11 +72,11 @@ serve = deferred("jsstore.cli.serve")
 cli_main = deferred("jsstore.cli.main")
 
 # what the zygote imports before it forks: the server and its event loop, and what a
-# server loads with its first requests (API handlers, file and memory streams, consumers,
-# core publishes); a module missing here is imported by every forked server that needs it
+# server loads with its first requests (API handlers, file and memory streams, consumers);
+# a module missing here is imported by every forked server that needs it
 PRELOAD = ("jsstore.cli.main", "jsstore.cli.serve", "uvloop", "jsstore.api.router",
            "jsstore.stream.stream", "jsstore.store.filestore", "jsstore.store.memstore",
-           "jsstore.consumer.consumer", "jsstore.server.plainpub")
+           "jsstore.consumer.consumer")
 
 # how long the zygote waits for its servers to stop (SIGTERM) when it is closed, then SIGKILL
 CLOSE_GRACE = 10.0
