@@ -135,12 +135,13 @@ class FrameCounter:
 
 
 # -- the clients, each in a process of its own -----------------------------------------------
-def subscriber(port: int, slot: int, queue: bytes, counts, last, ready, stop, out) -> None:
+def subscriber(port: int, slot: int, queue: bytes, counts, last, ready, stop, out,
+               subject: bytes = SUBJECT) -> None:
     """Read and count frames until told to stop; counts[slot] is the running count and
     last[slot] when the latest read came."""
     sock = connect(port)
-    sock.sendall(b"SUB %s %s1\r\nPING\r\n" % (SUBJECT, queue + b" " if queue else b""))
-    counter = FrameCounter(delivery_length(SUBJECT, 1))
+    sock.sendall(b"SUB %s %s1\r\nPING\r\n" % (subject, queue + b" " if queue else b""))
+    counter = FrameCounter(delivery_length(subject, 1))
     view = bytearray(1 << 20)
     early = after_pong(sock)
     view[:len(early)] = early
@@ -172,11 +173,11 @@ def subscriber(port: int, slot: int, queue: bytes, counts, last, ready, stop, ou
 
 
 def publisher(port: int, n: int, everyone: bool, counts, start, ready, go, stop,
-              out) -> None:
+              out, subject: bytes = SUBJECT) -> None:
     """Send n messages CHUNK at a time within the window; set `stop` once the subscribers
     have read them all (every subscriber all n when `everyone`, else n between them)."""
     sock = connect(port)
-    write = pub(SUBJECT, PAYLOAD) * CHUNK
+    write = pub(subject, PAYLOAD) * CHUNK
 
     def read() -> int:
         """Messages the subscribers have read: the slowest one's, or all of them together."""

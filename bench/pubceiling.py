@@ -50,31 +50,36 @@ WINDOW = 1000
 BATCH = 100                     # frames per write
 REPLIES = 100                   # reply subjects _R.0 .. _R.99
 STALL = 5.0                     # no answer for this long: the run failed
-CONFIG = b'{"name":"RAW","subjects":["raw.>"],"storage":"file"}'
+CONFIG = b'{"name":"RAW%s","subjects":["raw%s.>"],"storage":"file"}'  # % (tag, tag)
 SEQ = re.compile(rb'"seq":(\d+)\}\r\n')
 
 
-def batches(subjects: int) -> list[bytes]:
-    """The prebuilt writes, BATCH frames each, cycling over `subjects` subjects."""
+def batches(subjects: int, tag: bytes = b"") -> list[bytes]:
+    """The prebuilt writes, BATCH frames each, cycling over `subjects` subjects (of stream
+    RAW<tag>, answered on _R<tag>.*: several publishers, each with a tag of its own, share
+    a server without sharing a stream or answers)."""
     count = max(1, subjects // BATCH) if subjects >= BATCH else 1
     out = []
     for b in range(count):
         frames = []
         for j in range(BATCH):
             i = b * BATCH + j
-            frames.append(b"PUB raw.%d _R.%d %d\r\n%s\r\n"
-                          % (i % subjects, i % REPLIES, len(PAYLOAD), PAYLOAD))
+            frames.append(b"PUB raw%s.%d _R%s.%d %d\r\n%s\r\n"
+                          % (tag, i % subjects, tag, i % REPLIES, len(PAYLOAD), PAYLOAD))
         out.append(b"".join(frames))
     return out
 
 
-def connect(port: int) -> socket.socket:
-    """Connected, subscribed to the answers, the stream created (its answer read)."""
+def connect(port: int, tag: bytes = b"") -> socket.socket:
+    """Connected, subscribed to the answers, the stream RAW<tag> created (its answer
+    read)."""
     sock = socket.create_connection(("127.0.0.1", port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.recv(65536)
-    sock.sendall(b'CONNECT {"verbose":false,"pedantic":false,"headers":true}\r\nSUB _R.* 1\r\n'
-                 b'PUB $JS.API.STREAM.CREATE.RAW _R.c %d\r\n%s\r\n' % (len(CONFIG), CONFIG))
+    config = CONFIG % (tag, tag)
+    sock.sendall(b'CONNECT {"verbose":false,"pedantic":false,"headers":true}\r\n'
+                 b'SUB _R%s.* 1\r\nPUB $JS.API.STREAM.CREATE.RAW%s _R%s.c %d\r\n%s\r\n'
+                 % (tag, tag, tag, len(config), config))
     # the stream's answer, not a PONG: nats-server answers JetStream API requests on its
     # own schedule, so a PONG may come before the stream exists
     buf = b""
@@ -90,8 +95,14 @@ def connect(port: int) -> socket.socket:
 
 def client(port: int, n: int, subjects: int) -> dict:
     """The measurement (runs in the client process)."""
-    sock = connect(port)
-    writes = batches(subjects)
+    return publish(connect(port), n, subjects)
+
+
+def publish(sock: socket.socket, n: int, subjects: int, tag: bytes = b"") -> dict:
+    """n acked publishes on a socket `connect` made (with the same tag), then the check;
+    the socket is closed.  `start` and `end` are time.perf_counter() (one clock for every
+    process of the machine), for runs of several clients at once."""
+    writes = batches(subjects, tag)
     nwrites = len(writes)
     sock.settimeout(STALL)
     received = []
@@ -113,7 +124,8 @@ def client(port: int, n: int, subjects: int) -> dict:
         cut = chunk.rfind(b"}\r\n") + 3
         acked += chunk.count(b"MSG ", 0, cut)
         tail = chunk[cut:]
-    elapsed = time.perf_counter() - start
+    end = time.perf_counter()
+    elapsed = end - start
     cpu = time.process_time() - cpu0
     sock.close()
     # the acks are real: one per publish, sequences 1..n in order, no errors
@@ -121,7 +133,8 @@ def client(port: int, n: int, subjects: int) -> dict:
     seqs = [int(s) for s in SEQ.findall(everything)]
     errors = everything.count(b'"error"')
     ok = errors == 0 and seqs == list(range(1, n + 1))
-    return {"rate": n / elapsed, "elapsed": elapsed, "client_cpu": cpu, "ok": ok,
+    return {"rate": n / elapsed, "elapsed": elapsed, "start": start, "end": end,
+            "client_cpu": cpu, "ok": ok,
             "errors": errors, "acks": len(seqs),
             "contiguous": seqs == list(range(1, len(seqs) + 1))}
 

@@ -38,6 +38,7 @@ SCRIPTS = {
     "consumeceiling": ("consumeceiling.py", []),
     "fanout": ("fanout.py", []),
     "corefanout": ("corefanout.py", []),
+    "scaling": ("scaling.py", []),
     "growth": ("growth.py", ["--plot", os.path.join(HERE, "growth.png")]),
 }
 
