@@ -82,7 +82,7 @@ ASAN_TESTS ?= tests/test_store_contract.py tests/test_store_model.py tests/test_
 test-asan: deps
 	rm -rf build/asan && mkdir -p build/asan
 	cp -r setup.py pyproject.toml README.md csrc build/asan/ && cp -r src build/asan/src
-	rm -f build/asan/src/jsstore/_core/*.so build/asan/src/jsstore/_core/*.c
+	find build/asan/src/jsstore/_core \( -name '*.so' -o -name '*.c' \) -delete
 	cd build/asan && JSSTORE_EXTRA_CFLAGS="$(SANITIZE)" JSSTORE_EXTRA_LDFLAGS="$(SANITIZE)" \
 		$(abspath $(PY)) setup.py -q build_ext --inplace -j 2
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
@@ -143,4 +143,5 @@ bench-bruteforce: build
 	$(PY) bench/bruteforce.py --seconds $(BRUTEFORCE_SECONDS)
 
 clean:
-	rm -rf build src/jsstore/_core/*.c src/jsstore/_core/*.so .pytest_cache
+	rm -rf build .pytest_cache
+	find src/jsstore/_core \( -name '*.so' -o -name '*.c' \) -delete

@@ -32,7 +32,7 @@ from data import payloads, subjects  # noqa: E402
 
 import jsstore  # noqa: E402
 from jsstore import StoreOptions, StreamConfig  # noqa: E402
-from jsstore._core.arrowblock import BlockColumns, SubjectPredicate  # noqa: E402
+from jsstore._core.columns.arrowblock import BlockColumns, SubjectPredicate  # noqa: E402
 from jsstore.spark import jvmjar  # noqa: E402
 from jsstore.spark.arrow import STREAM_COLUMNS, column_bits  # noqa: E402
 from jvminspect import driver_classpath, java_binary  # noqa: E402

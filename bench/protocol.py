@@ -22,8 +22,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "src"))
 
-from jsstore._core import protocol  # noqa: E402
-from jsstore._core.delivery import Conn, Interest, Plan, Subscription, Totals  # noqa: E402
+from jsstore._core.delivery.plans import Conn, Interest, Plan, Subscription, Totals  # noqa: E402
+from jsstore._core.wire import protocol  # noqa: E402
 from jsstore.wire.bus import Msg  # noqa: E402
 
 CHUNK = 64 * 1024

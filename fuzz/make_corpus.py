@@ -9,9 +9,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import jsstore  # noqa: E402
 from jsstore import StoreOptions, StreamConfig  # noqa: E402
-from jsstore._core.compress import ALG_S2, compress_block  # noqa: E402
-from jsstore._core.seqcodec import encode as encode_seqset  # noqa: E402
-from jsstore._core.seqset import SeqSet  # noqa: E402
+from jsstore._core.storage.compress import ALG_S2, compress_block  # noqa: E402
+from jsstore._core.storage.seqcodec import encode as encode_seqset  # noqa: E402
+from jsstore._core.storage.seqset import SeqSet  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -123,7 +123,7 @@ def api_seeds() -> None:
 
 
 def consumer_seeds() -> None:
-    from jsstore._core.ackstate import AckState
+    from jsstore._core.storage.ackstate import AckState
     acks = AckState("explicit")
     for dseq, sseq in ((1, 1), (2, 2), (3, 3), (4, 2), (5, 7)):
         acks.update_delivered(dseq, sseq, 2 if dseq == 4 else 1, 1_800_000_000_000_000_000 + dseq)

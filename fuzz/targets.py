@@ -20,12 +20,13 @@ from targets_live import (
     filestore_open,
 )
 
-from jsstore._core import protocol, seqcodec
-from jsstore._core.ackstate import AckState, decode
-from jsstore._core.block import MsgBlock
-from jsstore._core.compress import decompress_block, s2_decode_stream
-from jsstore._core.hashing import block_hash_key
-from jsstore._core.subjects import SubjectIndex
+from jsstore._core.storage import seqcodec
+from jsstore._core.storage.ackstate import AckState, decode
+from jsstore._core.storage.block import MsgBlock
+from jsstore._core.storage.compress import decompress_block, s2_decode_stream
+from jsstore._core.storage.hashing import block_hash_key
+from jsstore._core.storage.subjects import SubjectIndex
+from jsstore._core.wire import protocol
 from jsstore.consumer import pullrequests
 from jsstore.consumer.config import ConsumerConfig
 from jsstore.server import config

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from jsstore._core.ackstate import AckState, decode
+from jsstore._core.storage.ackstate import AckState, decode
 from jsstore.errors import CorruptStreamState, MsgNotFound, NoAckPolicy
 from jsstore.store.contract import ConsumerState, Pending, SequencePair
 

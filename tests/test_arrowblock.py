@@ -8,7 +8,7 @@ import os
 
 import jsstore
 from jsstore import StoreOptions, StreamConfig
-from jsstore._core.arrowblock import BlockColumns, HandedBuffer
+from jsstore._core.columns.arrowblock import BlockColumns, HandedBuffer
 from jsstore.spark.arrow import (
     BUF_DATA_BYTES,
     STREAM_COLUMNS,

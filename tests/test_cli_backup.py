@@ -14,7 +14,7 @@ from jsstoreserver import jsstore_server
 from natsserver import nats_server, require_nats_server
 
 import jsstore
-from jsstore._core.compress import s2_encode_stream
+from jsstore._core.storage.compress import s2_encode_stream
 from jsstore.cli import main
 
 pytestmark = pytest.mark.natsserver

@@ -19,8 +19,8 @@ import snappy
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from jsstore._core import compress
-from jsstore._core.compress import (
+from jsstore._core.storage import compress
+from jsstore._core.storage.compress import (
     ALG_LZ4,
     ALG_NONE,
     ALG_S2,

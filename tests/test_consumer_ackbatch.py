@@ -202,7 +202,7 @@ def test_a_stalled_push_consumer_gathers_after_each_ack():
        st.lists(st.tuples(st.sampled_from(["deliver", "ack", "redeliver"]), st.integers(0, 40),
                           st.integers(1, 6)), max_size=25))
 def test_update_delivered_run_matches_one_by_one(policy, ops):
-    from jsstore._core.ackstate import AckState
+    from jsstore._core.storage.ackstate import AckState
     from jsstore.errors import MsgNotFound
     run, loop = AckState(policy), AckState(policy)
     dseq = sseq = 0
@@ -264,5 +264,5 @@ def _reference(subjects):
     st.sampled_from(["$JS.ACK.S.C.1.2.3.4.5.6", "$JS.ACX.S.C.1.2.3.4.5", "$JS.ACK.S.C.1.2.3.4.5"]),
 ), max_size=6))
 def test_plain_v1_acks_takes_what_the_python_path_takes(subjects):
-    from jsstore._core.ackparse import plain_v1_acks
+    from jsstore._core.wire.ackparse import plain_v1_acks
     assert plain_v1_acks(subjects) == _reference(subjects)

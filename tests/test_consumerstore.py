@@ -13,8 +13,8 @@ import time
 import pytest
 
 from jsstore.store import consumerstore
-from jsstore._core.ackstate import AckState, decode
-from jsstore._core.hashing import consumer_meta_hash_key, meta_sum
+from jsstore._core.storage.ackstate import AckState, decode
+from jsstore._core.storage.hashing import consumer_meta_hash_key, meta_sum
 from jsstore.gocompat.json import encode as go_json
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.store.consumerstore import FileConsumerStore, MemConsumerStore, read_consumer_meta

@@ -1,4 +1,4 @@
-"""Core NATS deliveries, the core's way (jsstore._core.delivery: plans compiled by the
+"""Core NATS deliveries, the core's way (jsstore._core.delivery.plans: plans compiled by the
 account, messages rendered into each connection's buffer by the parser's pass), against
 nats-server: random programs of SUB / UNSUB / PUB / HPUB / PING over three connections
 (pedantic, verbose, without echo),

@@ -4,8 +4,8 @@ frames that are not deliveries handed back in order, and the records read back a
 
 from __future__ import annotations
 
-from jsstore._core.arrowblock import COLUMNS, BlockColumns
-from jsstore._core.deliveries import next_direct_records, next_records
+from jsstore._core.columns.arrowblock import COLUMNS, BlockColumns
+from jsstore._core.columns.natsrecords import next_direct_records, next_records
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.spark.arrow import STREAM_COLUMNS, arrow_schema, record_batch
 

@@ -1,4 +1,4 @@
-"""The core's way out (jsstore._core.delivery): frames rendered into a connection's buffer,
+"""The core's way out (jsstore._core.delivery.plans): frames rendered into a connection's buffer,
 counts, UNSUB limits, queue picks, plans by subject and by inbox head, and the parser's
 pass that delivers publishes with a plan while keeping their order with the operations
 Python handles."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jsstore._core.delivery import Conn, Interest, Plan, Subscription, Totals
-from jsstore._core.protocol import PING, PUB, SUB, Parser
+from jsstore._core.delivery.plans import Conn, Interest, Plan, Subscription, Totals
+from jsstore._core.wire.protocol import PING, PUB, SUB, Parser
 from jsstore.wire.bus import Msg
 
 

@@ -93,7 +93,7 @@ def test_snapshot_restore_round_trip(tmp_path, compression):
 def test_restore_rejects_escaping_paths(tmp_path):
     import io
     import tarfile
-    from jsstore._core.compress import s2_encode_stream
+    from jsstore._core.storage.compress import s2_encode_stream
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         info = tarfile.TarInfo("../evil")

@@ -1,4 +1,4 @@
-"""Disk faults through the core's fault shim (jsstore._core.faults): ENOSPC and EIO at write
+"""Disk faults through the core's fault shim (jsstore._core.storage.faults): ENOSPC and EIO at write
 and at fsync, for message blocks, index.db and o.dat.  Whatever fails, the store reports the
 error, stays readable, fails every later write with the same error until it is reopened,
 and nothing acknowledged before the fault is lost; a record torn at the fault is cut off
@@ -18,7 +18,7 @@ import pytest
 
 import jsstore
 from jsstore import StoreOptions, StreamConfig
-from jsstore._core import faults
+from jsstore._core.storage import faults
 from jsstore.errors import WriteError
 from jsstore.jetstream import account as jetstream
 from jsstore.server import Server

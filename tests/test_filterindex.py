@@ -8,7 +8,7 @@ import random
 import pytest
 
 import jsstore
-from jsstore._core.subjects import _subject_matches
+from jsstore._core.storage.subjects import _subject_matches
 from jsstore.stream.filterindex import FilterIndex
 
 SUBJECTS = ["a", "b", "a.b", "a.c", "x.y.z", "q"]

@@ -13,8 +13,8 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jsstore._core import hashing
-from jsstore._core.hashing import (
+from jsstore._core.storage import hashing
+from jsstore._core.storage.hashing import (
     Highway64,
     block_hash_key,
     consumer_meta_hash_key,

@@ -28,7 +28,8 @@ def test_the_distribution_and_its_console_script_are_installed():
 
 def test_import_jsstore_from_anywhere_finds_this_tree(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-c", "import jsstore, jsstore._core.block; print(jsstore.__file__)"],
+        [sys.executable, "-c",
+         "import jsstore, jsstore._core.storage.block; print(jsstore.__file__)"],
         cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert pathlib.Path(out.stdout.strip()).resolve() == SRC / "jsstore" / "__init__.py"

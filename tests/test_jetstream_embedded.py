@@ -7,7 +7,7 @@ import pytest
 
 import jsstore
 from jsstore.stream import config as streamconfig
-from jsstore._core.hashing import meta_hash_key, meta_sum
+from jsstore._core.storage.hashing import meta_hash_key, meta_sum
 from jsstore.wire import apierrors as E
 from jsstore.jetstream.info import AccountLimits, meta_info_json
 from jsstore.wire.headers import decode_headers, encode_headers

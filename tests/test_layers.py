@@ -202,9 +202,9 @@ def test_the_allowed_function_imports_are_still_there():
 @pytest.mark.parametrize("importer, imported, expected", [
     ("jsstore.consumer.consumer", "jsstore.api.direct", False),
     ("jsstore.api.direct", "jsstore.consumer.consumer", True),
-    ("jsstore.store.filestore", "jsstore._core.block", True),
-    ("jsstore._core.block", "jsstore.errors", True),
-    ("jsstore.errors", "jsstore._core.block", False),
+    ("jsstore.store.filestore", "jsstore._core.storage.block", True),
+    ("jsstore._core.storage.block", "jsstore.errors", True),
+    ("jsstore.errors", "jsstore._core.storage.block", False),
     ("jsstore.server.client", "jsstore.cli.main", False),
 ])
 def test_the_rule_itself(importer, imported, expected):

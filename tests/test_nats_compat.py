@@ -27,7 +27,7 @@ from jsstore import StoreOptions, StreamConfig
 from jsstore.store import indexdb as statefile
 from jsstore.store.config import stream_config_from_json, stream_config_json
 from jsstore.errors import StoreEOF
-from jsstore._core.hashing import meta_hash_key, meta_sum
+from jsstore._core.storage.hashing import meta_hash_key, meta_sum
 
 from natsserver import nats_server, require_nats_server
 

@@ -1,7 +1,8 @@
-"""Point reads of unloaded blocks (jsstore._core.pointread) answer exactly as a loaded block:
-a file store with a one-byte cache budget (every sealed block evicted after use, so reads go
-through the marks) against the same store with every block cached, across stores, removals,
-erasures, purges, compaction, drops of the caches and reopens, plain and s2-compressed."""
+"""Point reads of unloaded blocks (jsstore._core.storage.pointread) answer exactly as a loaded
+block: a file store with a one-byte cache budget (every sealed block evicted after use, so
+reads go through the marks) against the same store with every block cached, across stores,
+removals, erasures, purges, compaction, drops of the caches and reopens, plain and
+s2-compressed."""
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st

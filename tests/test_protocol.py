@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jsstore._core import protocol as p
+from jsstore._core.wire import protocol as p
 
 CLIENT_STREAM = (b'CONNECT {"verbose":false,"headers":true}\r\n'
                  b"PING\r\n"

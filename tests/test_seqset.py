@@ -1,5 +1,5 @@
-"""Tests of the deleted-sequence set (jsstore._core.seqset.SeqSet) and its byte encoding
-(jsstore._core.seqcodec).
+"""Tests of the deleted-sequence set (jsstore._core.storage.seqset.SeqSet) and its byte encoding
+(jsstore._core.storage.seqcodec).
 
 The reference for the encoding is nats-server's avl.SequenceSet.  Besides hand-built
 byte strings, the tests carry a small Python model of the Go tree (`GoTree`): its AVL
@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from jsstore._core.seqcodec import decode, encode, encoded_len
-from jsstore._core.seqset import SeqSet
+from jsstore._core.storage.seqcodec import decode, encode, encoded_len
+from jsstore._core.storage.seqset import SeqSet
 from jsstore.errors import CorruptStreamState
 
 NODE_BITS = 2048
@@ -702,7 +702,7 @@ def test_index_db_delete_map_round_trips_through_nats_server(tmp_path):
 
     import nats
 
-    from jsstore._core.hashing import highway64_digest
+    from jsstore._core.storage.hashing import highway64_digest
     from natsserver import nats_server, require_nats_server
 
     require_nats_server()

@@ -15,7 +15,7 @@ import pytest
 
 import jsstore
 from inprocess import Conn, frames
-from jsstore._core import faults
+from jsstore._core.storage import faults
 from jsstore.cli.serve import store_options
 from jsstore.server import Server
 from jsstore.server import config as server_config

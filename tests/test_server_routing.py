@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jsstore.jetstream import account as jetstream
-from jsstore._core.subjects import _subject_matches
+from jsstore._core.storage.subjects import _subject_matches
 from jsstore.server import Server
 from jsstore.server.subscriptions import Subscription, SubjectTable
 

@@ -19,7 +19,7 @@ import random
 import pytest
 
 from bothservers import Restartable
-from jsstore._core.ackstate import AckState, decode
+from jsstore._core.storage.ackstate import AckState, decode
 from natsserver import require_nats_server
 
 pytest.importorskip("nats")

@@ -1,5 +1,5 @@
 """Publishes into streams the core stores by itself (a plan with a StreamTarget:
-jsstore._core.delivery) against Python's way: the same reads, split the same way, go to
+jsstore._core.delivery.plans) against Python's way: the same reads, split the same way, go to
 two servers -- one as it is, one whose clients' publishes never take the core's plans --
 and every connection must get the same frames in the same order, and the streams,
 consumers and counters must end the same.  The programs mix what the core takes (plain

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import jsstore
 from jsstore import StoreOptions, StreamConfig
-from jsstore._core.arrowblock import (
+from jsstore._core.columns.arrowblock import (
     MAX_SEQ,
     BlockColumns,
     SubjectPredicate,

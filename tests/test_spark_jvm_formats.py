@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 
 import jsstore
 from jsstore import StoreOptions
-from jsstore._core.compress import ALG_LZ4, ALG_NONE, ALG_S2, _crc32c, block_alg, compress_block
-from jsstore._core.hashing import highway64_digest, meta_hash_key
+from jsstore._core.storage.compress import (ALG_LZ4, ALG_NONE, ALG_S2, _crc32c, block_alg,
+                                           compress_block)
+from jsstore._core.storage.hashing import highway64_digest, meta_hash_key
 from jsstore.errors import BadMsg, CorruptFile
 from jsstore.gocompat.varints import put_uvarint
 from jsstore.spark import jvmjar

@@ -102,7 +102,7 @@ def stream(spark, **options):
 
 
 def _expected(pattern):
-    from jsstore._core.subjects import is_subset_match
+    from jsstore._core.storage.subjects import is_subset_match
     return [(i + 1, SUBJECTS[i % 3]) for i in range(90)
             if any(is_subset_match(SUBJECTS[i % 3], p.strip()) for p in pattern.split(","))]
 

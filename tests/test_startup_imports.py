@@ -36,9 +36,10 @@ DEFERRED = [
     "jsstore.wire.ackreply",
     "jsstore.server.monitor", "jsstore.server.durable", "jsstore.server.options",
     "jsstore.server.tlsconfig", "jsstore.server.tls", "jsstore.server.nkey",
-    "jsstore.server.certmap", "jsstore._core.block", "jsstore._core.engine",
-    "jsstore._core.ackstate", "jsstore._core.arrowblock", "jsstore._core.queries",
-    "jsstore._core.compress", "jsstore._core.faults", "jsstore._core.hashing",
+    "jsstore.server.certmap", "jsstore._core.storage.block", "jsstore._core.storage.engine",
+    "jsstore._core.storage.ackstate", "jsstore._core.columns.arrowblock",
+    "jsstore._core.storage.queries", "jsstore._core.storage.compress",
+    "jsstore._core.storage.faults", "jsstore._core.storage.hashing",
     "pyspark", "pyarrow", "nats", "tempfile", "argparse", "encodings.idna", "stringprep",
     "shutil", "bz2", "lzma",
 ]

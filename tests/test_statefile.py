@@ -12,8 +12,8 @@ import pytest
 import jsstore
 from jsstore import StoreOptions, StreamConfig
 from jsstore.store import indexdb as statefile
-from jsstore._core.hashing import highway64_digest, meta_hash_key
-from jsstore._core.seqcodec import encode as encode_seqset
+from jsstore._core.storage.hashing import highway64_digest, meta_hash_key
+from jsstore._core.storage.seqcodec import encode as encode_seqset
 from jsstore.errors import CorruptFile
 
 

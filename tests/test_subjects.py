@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from jsstore._core.subjects import (
+from jsstore._core.storage.subjects import (
     BlockSubjects,
     SubjectIndex,
     filters_overlap,
@@ -474,7 +474,7 @@ def test_block_subjects_rejects_reserved_id():
 # ---------------------------------------------------------------- memory
 
 MEMORY_SCRIPT = textwrap.dedent("""
-    from jsstore._core.subjects import SubjectIndex
+    from jsstore._core.storage.subjects import SubjectIndex
 
     def rss_anon():
         with open("/proc/self/status") as status:
@@ -495,7 +495,7 @@ MEMORY_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc (Linux)")
 def test_memory_per_subject_at_one_million():
-    import jsstore._core.subjects as module
+    import jsstore._core.storage.subjects as module
     src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(module.__file__))))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")])))
     result = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT], env=env, capture_output=True, text=True,

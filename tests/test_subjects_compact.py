@@ -11,7 +11,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 import jsstore
 from jsstore import StoreOptions, StreamConfig
-from jsstore._core.subjects import SubjectIndex
+from jsstore._core.storage.subjects import SubjectIndex
 
 # Parents: few shared ones (ids 0..6 fit the one-byte header), enough to pass 7, one
 # long enough for the varint length; tails short, 14/15 bytes (the one-byte limit), and

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jsstore._core.subjects import _subject_matches, filters_overlap, is_subset_match
+from jsstore._core.storage.subjects import _subject_matches, filters_overlap, is_subset_match
 from jsstore.wire.subjecttree import SubjectTree
 
 LITERALS = st.sampled_from(["a", "b", "c"])

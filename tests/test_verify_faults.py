@@ -25,7 +25,7 @@ from jsstoreserver import jsstore_server
 from natsserver import nats_server, require_nats_server
 
 import jsstore
-from jsstore._core.hashing import highway64_digest, meta_hash_key
+from jsstore._core.storage.hashing import highway64_digest, meta_hash_key
 from jsstore.cli import main
 from jsstore.gocompat.varints import put_uvarint, put_varint
 from jsstore.store.indexdb import decode_index

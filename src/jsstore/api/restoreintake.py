@@ -16,7 +16,7 @@ import os
 import tempfile
 from typing import Callable
 
-from jsstore._core.compress import s2_decode_stream
+from jsstore._core.storage.compress import s2_decode_stream
 from jsstore.store.archive import MAGIC
 from jsstore.store.staging import staging_prefix
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Mapping
 
-from jsstore._core.ackparse import plain_v1_acks
+from jsstore._core.wire.ackparse import plain_v1_acks
 from jsstore.api import schemas
 from jsstore.api.cluster import cluster_only_type
 from jsstore.api.consumers import ConsumerApi

@@ -41,7 +41,7 @@ from typing import Callable
 
 import msgspec
 
-from jsstore._core.subjects import is_literal, is_valid_subject
+from jsstore._core.storage.subjects import is_literal, is_valid_subject
 from jsstore.api import requests, schemas
 from jsstore.api.archiverestore import restore_archive
 from jsstore.api.restoreintake import RestoreIntake

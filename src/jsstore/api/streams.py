@@ -17,7 +17,7 @@ from typing import Callable
 
 import msgspec
 
-from jsstore._core.subjects import filters_overlap
+from jsstore._core.storage.subjects import filters_overlap
 from jsstore.api import requests, schemas
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano

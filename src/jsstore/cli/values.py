@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from jsstore._core.subjects import is_valid_subject
+from jsstore._core.storage.subjects import is_valid_subject
 from jsstore.cli.errors import UsageError
 from jsstore.gocompat.durations import parse_go_duration
 from jsstore.stream.config import is_valid_asset_name

@@ -54,7 +54,7 @@ def by_consumer(found: list) -> dict | None:
 
 
 def from_parsed(parsed: list, find) -> dict | None:
-    """The acks taken apart in C (jsstore._core.ackparse.plain_v1_acks: every one a plain
+    """The acks taken apart in C (jsstore._core.wire.ackparse.plain_v1_acks: every one a plain
     v1 ack, grouped by stream and consumer) as consumer -> AckRun; `find(stream, name)`
     the consumer or None (whose acks are dropped, as one by one).  A consumer that does
     not meet the rules above keeps its acks one by one (AckRun.grouped False: each ack

@@ -11,7 +11,8 @@ from typing import Iterable
 
 import msgspec
 
-from jsstore._core.subjects import filters_overlap, is_literal, is_subset_match, is_valid_subject
+from jsstore._core.storage.subjects import (filters_overlap, is_literal, is_subset_match,
+                                           is_valid_subject)
 from jsstore.consumer.config import (
     ACK_POLICIES,
     DEFAULT_INACTIVE_THRESHOLD,

@@ -42,9 +42,9 @@ import random
 
 import msgspec
 
-from jsstore._core.engine import BlockStore
-from jsstore._core.pullrun import take_run
-from jsstore._core.subjects import _subject_matches, is_subset_match
+from jsstore._core.delivery.pullrun import take_run
+from jsstore._core.storage.engine import BlockStore
+from jsstore._core.storage.subjects import _subject_matches, is_subset_match
 from jsstore.consumer import events as consumerevents
 from jsstore.consumer import pullrequests
 from jsstore.consumer.acknowledgements import TERM_LIMITS_REASON, Acknowledgements

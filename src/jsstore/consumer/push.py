@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from jsstore._core.subjects import _subject_matches
+from jsstore._core.storage.subjects import _subject_matches
 from jsstore.consumer import pullrequests
 from jsstore.gocompat.durations import MILLISECOND as MS
 from jsstore.gocompat.durations import SECOND

@@ -30,7 +30,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from jsstore._core.subjects import is_routable
+from jsstore._core.storage.subjects import is_routable
 from jsstore.deferred import deferred
 from jsstore.errors import StoreClosed
 from jsstore.gocompat.times import rfc3339_nano

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
 import msgspec
 
-from jsstore._core.subjects import is_literal
+from jsstore._core.storage.subjects import is_literal
 from jsstore.deferred import deferred
 from jsstore.errors import StoreError
 from jsstore.gocompat.durations import time_sub

@@ -13,7 +13,7 @@ from jsstore.deferred import deferred
 from jsstore.store.layout import META_FILE, META_SUM_FILE, stream_dir
 
 # what reading a stream's meta.inf takes, loaded with the first stream found
-hashing = deferred("jsstore._core.hashing")
+hashing = deferred("jsstore._core.storage.hashing")
 streamconfig = deferred("jsstore.stream.config")
 
 

@@ -25,7 +25,7 @@ contract = deferred("jsstore.store.contract")
 filestore = deferred("jsstore.store.filestore")
 memstore = deferred("jsstore.store.memstore")
 files = deferred("jsstore.store.files")
-hashing = deferred("jsstore._core.hashing")
+hashing = deferred("jsstore._core.storage.hashing")
 shutil = deferred("shutil")        # (it imports the compression modules)
 
 

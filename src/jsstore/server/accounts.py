@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import threading
 
-from jsstore._core.delivery import Interest, Plan
-from jsstore._core.subjects import is_literal, is_valid_subject
+from jsstore._core.delivery.plans import Interest, Plan
+from jsstore._core.storage.subjects import is_literal, is_valid_subject
 from jsstore.server.client import Client, no_responders
 from jsstore.server.limits import NO_ACCOUNT_LIMITS
 from jsstore.server.subscriptions import SubjectTable, Subscription
@@ -102,7 +102,7 @@ class Account:
         if self.js is not None:
             self.js.bus.interest_changed(sub.subject)
 
-    # -- the core's plans (jsstore._core.delivery) ----------------------------------------
+    # -- the core's plans (jsstore._core.delivery.plans) ----------------------------------
     def _plan(self, subject: str) -> Plan | None:
         """What the core does with a publish on `subject` without asking Python: None
         when Python decides each message (JetStream's subjects and the streams'; a

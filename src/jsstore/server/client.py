@@ -13,9 +13,9 @@ import asyncio
 import logging
 import time
 
-from jsstore._core import protocol
-from jsstore._core.delivery import Conn
-from jsstore._core.subjects import is_valid_subject
+from jsstore._core.delivery.plans import Conn
+from jsstore._core.storage.subjects import is_valid_subject
+from jsstore._core.wire import protocol
 from jsstore.deferred import deferred
 from jsstore.server.connect import decode_connect
 from jsstore.server.limits import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import time
 
-from jsstore._core import protocol
+from jsstore._core.wire import protocol
 
 DEFAULT_MAX_CONNECTIONS = 64 * 1024     # DEFAULT_MAX_CONNECTIONS
 DEFAULT_MAX_CONTROL_LINE = 4096         # MAX_CONTROL_LINE_SIZE

@@ -7,7 +7,7 @@ from __future__ import annotations
 import fcntl
 import termios
 
-from jsstore._core import protocol
+from jsstore._core.wire import protocol
 
 HOLD_TIME = 0.002           # answers held back for a client that pipelines, at most
 HOLD_BYTES = 64 * 1024      # ... and no more than this much of them

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 
-from jsstore._core.subjects import _subject_matches, filters_overlap, is_literal
+from jsstore._core.storage.subjects import _subject_matches, filters_overlap, is_literal
 from jsstore.gocompat.durations import SECOND, parse_go_duration
 from jsstore.server.config import ConfigError
 

@@ -20,8 +20,8 @@ import random
 import threading
 from typing import TYPE_CHECKING
 
-from jsstore._core import protocol
-from jsstore._core.delivery import Totals
+from jsstore._core.delivery.plans import Totals
+from jsstore._core.wire import protocol
 from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.server.accounts import GLOBAL_ACCOUNT, Account

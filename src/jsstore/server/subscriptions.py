@@ -5,14 +5,14 @@ nats-server's sublist), with a cache of recent matches cleared on every change.
 A subject published with ``*`` or ``>`` tokens is matched as nats-server's sublist matches
 it: those tokens are ordinary tokens that only a subscription's wildcards take (``a.*``
 reaches ``a.*``, ``a.>``, ``*.*`` and ``>``, not ``a.b``; ``a.>`` reaches ``a.*`` too), and
-a subject with an empty token reaches nobody (``subject_matches`` in ``_core.subjects``)."""
+a subject with an empty token reaches nobody (``subject_matches`` in ``_core.storage.subjects``)."""
 
 from __future__ import annotations
 
 import threading
 
-from jsstore._core.delivery import Subscription
-from jsstore._core.subjects import is_literal
+from jsstore._core.delivery.plans import Subscription
+from jsstore._core.storage.subjects import is_literal
 from jsstore.wire.api import ACK_PREFIX
 from jsstore.wire.subjecttree import SubjectTree
 

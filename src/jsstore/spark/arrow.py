@@ -1,5 +1,5 @@
 """The table shapes of the data source and the Arrow record batches built from the core's
-column buffers (jsstore._core.arrowblock).
+column buffers (jsstore._core.columns.arrowblock).
 
 A stream reads as
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from jsstore._core.arrowblock import COLUMNS
+from jsstore._core.columns.arrowblock import COLUMNS
 
 STREAM_COLUMNS = ("seq", "subject", "time", "time_ns", "headers", "data")
 STREAM_SCHEMA = ("seq BIGINT, subject STRING, time TIMESTAMP, time_ns BIGINT, "

@@ -17,7 +17,7 @@ from array import array
 
 import pyarrow as pa
 
-from jsstore._core.arrowblock import COLUMNS, BlockColumns
+from jsstore._core.columns.arrowblock import COLUMNS, BlockColumns
 from jsstore.errors import BadMsg
 from jsstore.spark.arrow import arrow_schema, column_bits, record_batch
 from jsstore.spark.planning import BlockSlice, DataLoss, Loss, missing_between, read_plain_block

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jsstore._core.arrowblock import SubjectPredicate
+from jsstore._core.columns.arrowblock import SubjectPredicate
 from jsstore.spark.arrow import arrow_schema
 from jsstore.spark.directory import slice_batches
 from jsstore.spark.options import KV_SUBJECT_PREFIX

@@ -8,7 +8,7 @@ filter on a stream with `allow_direct` is read with batched direct gets
 serve): no consumer to create, and the server answers a batch without routing each message
 through a consumer.  Otherwise reading uses a pull consumer with no acks, bounded to the
 task's range: both servers speak it, with or without `allow_direct`.  Each delivered message carries its
-stream sequence and timestamp in its ack subject; the core (jsstore._core.deliveries) turns
+stream sequence and timestamp in its ack subject; the core (jsstore._core.columns.natsrecords) turns
 the delivery frames of the bytes read straight into block records, so the Cython core that
 reads block files (filters and Arrow columns) reads them too.
 
@@ -26,8 +26,8 @@ import uuid
 from collections import deque
 from urllib.parse import urlparse
 
-from jsstore._core.arrowblock import SubjectPredicate
-from jsstore._core.deliveries import next_direct_records, next_records
+from jsstore._core.columns.arrowblock import SubjectPredicate
+from jsstore._core.columns.natsrecords import next_direct_records, next_records
 from jsstore.spark.options import SourceOptions
 from jsstore.wire.headers import encode_headers
 
@@ -305,7 +305,7 @@ def _pull_range(conn: Connection, next_subject: str, low: int, high: int, batch:
 
     PULLS_IN_FLIGHT requests at a time: the server fills the next batch while this task
     decodes the current one; each request ends after `batch` messages or with a status
-    (404/408: nothing more).  The core (jsstore._core.deliveries) turns every delivery
+    (404/408: nothing more).  The core (jsstore._core.columns.natsrecords) turns every delivery
     frame in the bytes read into a record; only the other frames come back here."""
     pull = json.dumps({"batch": batch, "no_wait": True}).encode()
     inbox = f"{conn.inbox}.m"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from jsstore._core.arrowblock import BlockColumns
+from jsstore._core.columns.arrowblock import BlockColumns
 from jsstore.spark import natsclient
 from jsstore.spark.arrow import arrow_schema, column_bits, record_batch
 from jsstore.spark.options import SourceOptions

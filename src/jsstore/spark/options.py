@@ -14,7 +14,7 @@ import datetime
 import os
 from dataclasses import dataclass, field
 
-from jsstore._core.subjects import is_valid_subject
+from jsstore._core.storage.subjects import is_valid_subject
 
 DEFAULT_ACCOUNT = "$G"
 DEFAULT_BATCH_ROWS = 262_144     # bench/spark.py: fewer, larger batches cross to the JVM faster

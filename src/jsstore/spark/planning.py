@@ -43,9 +43,9 @@ from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from jsstore._core.arrowblock import MAX_SEQ, summarize_block
-from jsstore._core.compress import block_alg, decompress_block
-from jsstore._core.hashing import block_hash_key
+from jsstore._core.columns.arrowblock import MAX_SEQ, summarize_block
+from jsstore._core.storage.compress import block_alg, decompress_block
+from jsstore._core.storage.hashing import block_hash_key
 from jsstore.errors import BadMsg, CorruptFile
 from jsstore.spark.scan import ScanFilter
 from jsstore.store.indexdb import decode_index

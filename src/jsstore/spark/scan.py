@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jsstore._core.arrowblock import MAX_SEQ, SubjectPredicate
-from jsstore._core.subjects import filters_overlap
+from jsstore._core.columns.arrowblock import MAX_SEQ, SubjectPredicate
+from jsstore._core.storage.subjects import filters_overlap
 from jsstore.spark.options import KV_SUBJECT_PREFIX
 
 TIME_MIN = -(1 << 63)

@@ -61,7 +61,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
-from jsstore._core.arrowblock import SubjectPredicate
+from jsstore._core.columns.arrowblock import SubjectPredicate
 from jsstore.spark.options import OptionError, SourceOptions
 from jsstore.spark.rows import batch_rows
 from jsstore.store.files import write_atomically

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-from jsstore._core import queries
-from jsstore._core.engine import BlockStore
-from jsstore._core.subjects import SubjectIndex
+from jsstore._core.storage import queries
+from jsstore._core.storage.engine import BlockStore
+from jsstore._core.storage.subjects import SubjectIndex
 from jsstore.errors import StoreClosed, StoreEOF
 from jsstore.gocompat.durations import SECOND
 from jsstore.store.ttl import TTLSchedule
@@ -174,7 +174,7 @@ class StoreBase(BlockStore):
         last = seq - 1 if seq > 1 else ss.last
         purged = 0
         # as nats-server: counted by the filter, removed by the subset test (a stored ">"
-        # token only under a ">" of the filter: jsstore._core.queries)
+        # token only under a ">" of the filter: jsstore._core.storage.queries)
         try:
             cur = self.load_next_msg(subject, ss.first, subset=True)[1]
         except StoreEOF:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from jsstore._core.ackstate import AckState
+from jsstore._core.storage.ackstate import AckState
 from jsstore.errors import CorruptFile, StoreError
 from jsstore.store import indexdb
 from jsstore.store.config import StoreConfig, StoreOptions

@@ -28,8 +28,8 @@ import shutil
 import threading
 import time
 
-from jsstore._core import faults, hashing
-from jsstore._core.ackstate import AckState
+from jsstore._core.storage import faults, hashing
+from jsstore._core.storage.ackstate import AckState
 from jsstore.errors import CorruptFile, OldUpdate, StoreClosed, StoreError, WriteError
 from jsstore.gocompat import json as gojson
 from jsstore.gocompat.times import rfc3339_nano

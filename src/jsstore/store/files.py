@@ -8,7 +8,7 @@ import fcntl
 import os
 import sys
 
-from jsstore._core import faults
+from jsstore._core.storage import faults
 from jsstore.errors import StoreLocked
 from jsstore.store import durablelog
 

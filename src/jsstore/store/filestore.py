@@ -18,9 +18,9 @@ import shutil
 import threading
 import time
 
-from jsstore._core import faults
-from jsstore._core.block import MsgBlock
-from jsstore._core.compress import (
+from jsstore._core.storage import faults
+from jsstore._core.storage.block import MsgBlock
+from jsstore._core.storage.compress import (
     ALG_LZ4,
     ALG_NONE,
     ALG_S2,
@@ -28,8 +28,8 @@ from jsstore._core.compress import (
     compress_block,
     decompress_block,
 )
-from jsstore._core.hashing import block_hash_key, meta_hash_key, meta_sum
-from jsstore._core.subjects import SubjectIndex
+from jsstore._core.storage.hashing import block_hash_key, meta_hash_key, meta_sum
+from jsstore._core.storage.subjects import SubjectIndex
 from jsstore.deferred import deferred
 from jsstore.errors import BadMsg, CorruptFile, StoreClosed, StoreEOF, WriteError
 from jsstore.gocompat import json as gojson
@@ -91,7 +91,7 @@ class FileStore(StoreBase):
         super().__init__(config, mem_sized=False, block_size=block_size,
                          cache_budget=options.cache_budget)
         # as nats-server's file store: a load by one filter takes a stored ">" token under a
-        # ">" of the filter only (jsstore._core.queries)
+        # ">" of the filter only (jsstore._core.storage.queries)
         self.subset_next = True
         self.options = options
         self.directory = os.fspath(directory)

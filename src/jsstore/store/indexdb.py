@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 
-from jsstore._core import seqcodec
-from jsstore._core.block import MsgBlock
-from jsstore._core.hashing import block_hash_key, highway64_digest, meta_hash_key
-from jsstore._core.subjects import SubjectIndex
+from jsstore._core.storage import seqcodec
+from jsstore._core.storage.block import MsgBlock
+from jsstore._core.storage.hashing import block_hash_key, highway64_digest, meta_hash_key
+from jsstore._core.storage.subjects import SubjectIndex
 from jsstore.errors import CorruptFile, CorruptStreamState, StoreError
 from jsstore.gocompat.varints import get_uvarint, put_uvarint, put_varint, unzigzag
 from jsstore.store.files import write_atomically

@@ -5,8 +5,8 @@ Byte accounting follows nats-server's memory store: len(subject)+len(hdr)+len(ms
 
 from __future__ import annotations
 
-from jsstore._core.block import MsgBlock
-from jsstore._core.hashing import block_hash_key
+from jsstore._core.storage.block import MsgBlock
+from jsstore._core.storage.hashing import block_hash_key
 from jsstore.store.base import StoreBase
 from jsstore.store.config import MIB, StoreConfig, store_config_of
 from jsstore.store.consumerstore import MemConsumerStore
@@ -36,7 +36,7 @@ class MemStore(StoreBase):
         super().__init__(config, mem_sized=True, block_size=memory_block_size(config),
                          cache_budget=1 << 62)
         # as nats-server's memory store: its subject counts take a stored ">" token under a
-        # ">" of the filter only (jsstore._core.queries)
+        # ">" of the filter only (jsstore._core.storage.queries)
         self.subset_subjects = True
         self._consumers = {}
         if config.first_seq and config.first_seq > 1:

@@ -14,7 +14,7 @@ import tarfile
 import time
 from typing import Iterable, Iterator
 
-from jsstore._core.compress import s2_decode_stream, s2_encode_stream
+from jsstore._core.storage.compress import s2_decode_stream, s2_encode_stream
 from jsstore.store import indexdb as statefile
 
 CHUNK = 1 << 20

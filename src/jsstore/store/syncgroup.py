@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from jsstore._core import faults
+from jsstore._core.storage import faults
 from jsstore.store import durablelog
 
 

@@ -28,7 +28,7 @@ from typing import Iterable, Mapping, NamedTuple
 
 import msgspec
 
-from jsstore._core.subjects import filters_overlap, is_subset_match, is_valid_subject
+from jsstore._core.storage.subjects import filters_overlap, is_subset_match, is_valid_subject
 from jsstore.gocompat.durations import SECOND
 from jsstore.gocompat.quoting import byte_len, quote
 from jsstore.stream import config as streamconfig

@@ -14,7 +14,7 @@ from __future__ import annotations
 from itertools import count
 from typing import Generic, Hashable, Iterable, TypeVar
 
-from jsstore._core.subjects import is_literal
+from jsstore._core.storage.subjects import is_literal
 
 T = TypeVar("T")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from jsstore._core.subjects import _subject_matches
+from jsstore._core.storage.subjects import _subject_matches
 from jsstore.errors import StoreError
 from jsstore.stream.filterindex import FilterIndex
 

@@ -34,7 +34,7 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
-from jsstore._core.subjects import filters_overlap, is_literal, is_valid_subject
+from jsstore._core.storage.subjects import filters_overlap, is_literal, is_valid_subject
 from jsstore.deferred import deferred
 from jsstore.errors import CorruptFile
 from jsstore.gocompat.varints import get_uvarint, put_uvarint, put_varint, unzigzag

@@ -34,7 +34,7 @@ import base64
 import hashlib
 import logging
 
-from jsstore._core.subjects import _subject_matches
+from jsstore._core.storage.subjects import _subject_matches
 from jsstore.errors import StoreError
 from jsstore.gocompat.times import parse_time_ns
 from jsstore.stream.config import StreamSource, source_index_parts

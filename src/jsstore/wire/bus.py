@@ -30,7 +30,7 @@ from typing import Callable
 
 import msgspec
 
-from jsstore._core.subjects import _subject_matches, is_literal, is_valid_subject
+from jsstore._core.storage.subjects import _subject_matches, is_literal, is_valid_subject
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ other client's messages, and a stream of 10,000 subjects take seconds to create)
 Each filter carries items (a subscription, a position in a list); the questions:
 
 - ``match(subject)``: the items of every filter matching a published subject, as
-  ``_core.subjects.subject_matches`` decides it (a ``*`` or ``>`` token in the subject is an
+  ``_core.storage.subjects.subject_matches`` decides it (a ``*`` or ``>`` token in the subject is an
   ordinary token that only a filter's wildcards take; a subject with an empty token
   reaches no wildcard filter);
 - ``overlapping(filter)``: the items of every filter that some subject matches together

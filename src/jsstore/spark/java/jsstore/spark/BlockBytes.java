@@ -1,12 +1,13 @@
 /*
  * A block file's plain bytes: the file as it is, or decompressed when it carries nats-server's
- * compression metadata (see src/jsstore/_core/compress.pxd):
+ * compression metadata (see src/jsstore/_core/storage/compress.pxd):
  *
  *   "cmp", alg byte (1 = S2, 0x4C = LZ4, 0 = none), uvarint original size of the plain file,
  *   the plain file minus its last 8 bytes compressed (S2 framed stream, or one LZ4 frame with
  *   a content checksum, see Lz4Frame), then those 8 bytes (the last record's hash) uncompressed.
  *
- * Same classification and checks as jsstore._core.compress (block_alg, decompress_block) and
+ * Same classification and checks as jsstore._core.storage.compress (block_alg,
+ * decompress_block) and
  * jsstore.spark.planning.read_plain_block: "cmp" + 0x00/0x01/0x80/0x81 can also be the length
  * of a 7 or 23 MiB record, so when the file could hold such a record the prefix only means
  * "compressed" if it is an S2 header followed by a stream identifier chunk. A file whose alg

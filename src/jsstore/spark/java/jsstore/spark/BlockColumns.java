@@ -1,6 +1,6 @@
 /*
  * Rows of one plain (decompressed) block file written straight into Spark column vectors:
- * the JVM twin of the core's BlockColumns (src/jsstore/_core/arrowblock.pxd), with the same
+ * the JVM twin of the core's BlockColumns (src/jsstore/_core/columns/arrowblock.pxd), with the same
  * row choice and the same values, so format("jsstore-jvm") reads exactly what the Python
  * source reads.
  *

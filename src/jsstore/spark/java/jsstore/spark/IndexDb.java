@@ -135,7 +135,7 @@ final class IndexDb {
         return new IndexDb(head, lastIndex, lchk, subjects, blocks);
     }
 
-    // nats-server's avl.SequenceSet encoding (jsstore._core.seqcodec), little-endian:
+    // nats-server's avl.SequenceSet encoding (jsstore._core.storage.seqcodec), little-endian:
     //   v2: u8 magic 22, u8 version 2, u32 node_count, u32 size,
     //       node_count x {u64 base, 32 x u64 words, u16 height}
     //   v1: the same with 64 words a node.

@@ -5,12 +5,12 @@ The containers live in seqmap.pyx, the o.dat codec in odat.pyx.
 from libc.stdint cimport uint8_t, uint64_t, int64_t
 from libc.stdlib cimport free
 
-from jsstore._core.seqmap cimport (MapEntry, SeqMap, MAP_MIN_CAPACITY, map_init, map_free,
-                                   map_find, map_upsert, map_remove, map_reset, map_sorted_keys,
-                                   order_free, order_clear, order_append, order_rebuild,
-                                   order_next_live, order_kill, order_next_above,
-                                   map_remove_entry)
-from jsstore._core.odat cimport ConsumerSeqs, odat_encode, odat_parse
+from jsstore._core.storage.seqmap cimport (MapEntry, SeqMap, MAP_MIN_CAPACITY, map_init, map_free,
+                                           map_find, map_upsert, map_remove, map_reset,
+                                           map_sorted_keys, order_free, order_clear, order_append,
+                                           order_rebuild, order_next_live, order_kill,
+                                           order_next_above, map_remove_entry)
+from jsstore._core.storage.odat cimport ConsumerSeqs, odat_encode, odat_parse
 
 import time
 

@@ -4,7 +4,7 @@
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memcpy
-from jsstore._core.hashing cimport hh_state, hh_init, hh_update, hh_final64
+from jsstore._core.storage.hashing cimport hh_state, hh_init, hh_update, hh_final64
 
 
 cdef int record_parse(const uint8_t* buf, size_t avail, RecordView* out) noexcept nogil:

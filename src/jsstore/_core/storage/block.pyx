@@ -23,11 +23,11 @@ cdef size_t PAGE = 4096
 cdef inline size_t page_round(size_t n) noexcept nogil:
     return (n + PAGE - 1) & ~(PAGE - 1)
 
-from jsstore._core.record cimport (record_parse, record_encode, record_hash_ok, rec_size,
-                                   rec_get_u32, RECORD_HASH_SIZE, SEQ_MASK)
-from jsstore._core.hashing cimport hh_key_from_bytes
-from jsstore._core.faults cimport io_write, io_fallocate
-from jsstore._core.faults import errno_text
+from jsstore._core.storage.record cimport (record_parse, record_encode, record_hash_ok, rec_size,
+                                           rec_get_u32, RECORD_HASH_SIZE, SEQ_MASK)
+from jsstore._core.storage.hashing cimport hh_key_from_bytes
+from jsstore._core.storage.faults cimport io_write, io_fallocate
+from jsstore._core.storage.faults import errno_text
 from jsstore.errors import BadMsg, WriteError
 import os
 

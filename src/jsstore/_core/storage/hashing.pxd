@@ -1,7 +1,8 @@
 # The hashes of the store, as C declarations other core modules cimport:
 #   HighwayHash-64 (csrc/highwayhash.h): record checksums, meta.sum, index.db trailers;
 #   XXH64 (csrc/xxh64.h): subject interning.
-# Every extension module links csrc/*.c, so cimporting these needs no extra wiring.
+# setup.py links a module that cimports these functions with their .c files (highwayhash.c,
+# xxh64.c).
 from libc.stdint cimport uint8_t, uint64_t
 
 

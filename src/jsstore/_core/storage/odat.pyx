@@ -21,8 +21,8 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, free
 
-from jsstore._core.seqmap cimport (MapEntry, SeqMap, SeqOrder, map_find, map_upsert,
-                                   map_sorted_keys, order_next_live)
+from jsstore._core.storage.seqmap cimport (MapEntry, SeqMap, SeqOrder, map_find, map_upsert,
+                                           map_sorted_keys, order_next_live)
 
 from jsstore.errors import CorruptStreamState
 

@@ -26,7 +26,7 @@
 
 from libc.stdint cimport int64_t, uint64_t
 
-from jsstore._core.engine cimport BlockStore
+from jsstore._core.storage.engine cimport BlockStore
 
 
 cdef class Totals:

@@ -5,7 +5,7 @@ sends back (see protocol.pxd for the operations and the error model)."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.string cimport memchr, memcmp
 
-from jsstore._core.delivery cimport Conn, Interest, Plan
+from jsstore._core.delivery.plans cimport Conn, Interest, Plan
 
 PING_FRAME = b"PING\r\n"
 PONG_FRAME = b"PONG\r\n"

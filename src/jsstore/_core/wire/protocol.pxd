@@ -18,11 +18,11 @@
 # -ERR (a bad PUB/SUB argument list).  Once set, feed() returns nothing more.
 #
 # Frames: the server->client side's control lines (INFO, PING, PONG, +OK, -ERR); MSG and
-# HMSG are rendered into a connection's buffer by jsstore._core.delivery.
+# HMSG are rendered into a connection's buffer by jsstore._core.delivery.plans.
 #
 # Publishes the core delivers itself: a parser given an account's Interest (and its
-# connection, `origin`) delivers a PUB / HPUB whose subject has a plan (jsstore._core.delivery)
-# there and then, with no operation returned for it.  Operations Python handles keep their
+# connection, `origin`) delivers a PUB / HPUB whose subject has a plan
+# (jsstore._core.delivery.plans) there and then, with no operation returned for it.  Operations Python handles keep their
 # order with those: once feed() has an operation to return, it stops before the next PUB the
 # core would deliver, sets `more`, and reads on from there at the next feed(b"").
 #
@@ -45,7 +45,7 @@ cdef enum:
     ERR_SEND = 1                  # answer -ERR '<text>', then close
     ERR_CLOSE = 2                 # close without an answer
 
-from jsstore._core.delivery cimport Conn, Interest, Plan
+from jsstore._core.delivery.plans cimport Conn, Interest, Plan
 
 
 cdef class Parser:

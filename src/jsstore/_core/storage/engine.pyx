@@ -7,11 +7,12 @@ from cpython.tuple cimport PyTuple_CheckExact, PyTuple_GET_SIZE, PyTuple_GET_ITE
 from libc.stdint cimport uint16_t
 from libc.string cimport memcmp
 
-from jsstore._core.block cimport MsgBlock, IDX_HOLE, SID_NONE
-from jsstore._core.subjects cimport SubjectIndex, BlockSubjects, BlockSubj
-from jsstore._core.pointread cimport read_record
-from jsstore._core.record cimport (RecordView, StoreMsg, make_store_msg, rec_size,
-                                   SEQ_ERASE_BIT, SEQ_TOMB_BIT, RECORD_HDR_SIZE, RECORD_HASH_SIZE)
+from jsstore._core.storage.block cimport MsgBlock, IDX_HOLE, SID_NONE
+from jsstore._core.storage.subjects cimport SubjectIndex, BlockSubjects, BlockSubj
+from jsstore._core.storage.pointread cimport read_record
+from jsstore._core.storage.record cimport (RecordView, StoreMsg, make_store_msg, rec_size,
+                                           SEQ_ERASE_BIT, SEQ_TOMB_BIT, RECORD_HDR_SIZE,
+                                           RECORD_HASH_SIZE)
 from jsstore.errors import (StoreClosed, MsgNotFound, StoreEOF, MaxMsgsExceeded, MaxBytesExceeded,
                             MaxMsgsPerSubjectExceeded, MsgTooLarge, SequenceMismatch, WriteError,
                             BadMsg)

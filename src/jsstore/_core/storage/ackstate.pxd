@@ -13,7 +13,7 @@
 # consumerFileStore / consumerMemStore; encode() writes o.dat version 2 byte for byte
 # (the codec is odat.pyx).
 from libc.stdint cimport uint64_t, int64_t
-from jsstore._core.seqmap cimport SeqMap, SeqOrder
+from jsstore._core.storage.seqmap cimport SeqMap, SeqOrder
 
 cdef enum:
     ACK_NONE = 0                  # nats AckNone: delivered == ack floor, nothing pending

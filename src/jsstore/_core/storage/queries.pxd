@@ -2,7 +2,7 @@
 # state.  Every function takes the store first, so the Python store classes bind them as
 # methods.  A filter is compiled once per call into a Filter.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
-from jsstore._core.engine cimport BlockStore
+from jsstore._core.storage.engine cimport BlockStore
 
 cdef enum FilterKind:
     FILTER_ALL = 0                # "", ">" or None: every subject

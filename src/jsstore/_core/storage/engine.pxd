@@ -2,11 +2,11 @@
 # counts and range, the write path, removals and limit enforcement.  FileStore and
 # MemStore (Python, in jsstore.store.filestore / jsstore.store.memstore) subclass it: the file one
 # supplies block files and recovery; the memory one keeps blocks in memory only.
-# Read-only queries over this state live in jsstore._core.queries.
+# Read-only queries over this state live in jsstore._core.storage.queries.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
-from jsstore._core.block cimport MsgBlock
-from jsstore._core.subjects cimport SubjectIndex
-from jsstore._core.record cimport RecordView, StoreMsg
+from jsstore._core.storage.block cimport MsgBlock
+from jsstore._core.storage.subjects cimport SubjectIndex
+from jsstore._core.storage.record cimport RecordView, StoreMsg
 
 cdef class BlockStore:
     # identity and configuration

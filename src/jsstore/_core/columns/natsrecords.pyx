@@ -6,7 +6,7 @@ message.
 next_records(buffer, start, out, high) walks the complete MSG / HMSG frames of
 buffer[start:].  A JetStream delivery (its reply subject is an ack subject, `$JS.ACK.`...,
 which carries the stream sequence and the timestamp) with a sequence <= high is appended to
-`out` as a message record in the block layout (jsstore._core.record: length with the header
+`out` as a message record in the block layout (jsstore._core.storage.record: length with the header
 bit, seq, ts, subject length, subject, header length and header block when there is one,
 payload, an 8-byte hash left zero), which BlockColumns reads like a block file.  The walk
 stops, and returns, at the first of:

@@ -16,10 +16,10 @@ in both stores (purge_ex).
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdlib cimport free
 
-from jsstore._core.engine cimport BlockStore
-from jsstore._core.block cimport MsgBlock
-from jsstore._core.subjects cimport SubjectIndex, BlockSubjects, BlockSubj
-from jsstore._core.record cimport StoreMsg
+from jsstore._core.storage.engine cimport BlockStore
+from jsstore._core.storage.block cimport MsgBlock
+from jsstore._core.storage.subjects cimport SubjectIndex, BlockSubjects, BlockSubj
+from jsstore._core.storage.record cimport StoreMsg
 from jsstore.errors import StoreClosed, MsgNotFound, StoreEOF, TooManyResults
 from jsstore.state import SimpleState, StreamState, LostStreamData
 

@@ -5,9 +5,9 @@ from libc.stdlib cimport malloc, realloc, free
 from posix.fcntl cimport open, O_RDONLY, O_CLOEXEC
 from posix.unistd cimport pread, close
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
-from jsstore._core.record cimport (record_parse, record_hash_ok, rec_get_u32, RECORD_HDR_SIZE,
-                                   RECORD_LEN_MASK, RECORD_MAX_LEN)
-from jsstore._core.block cimport MARK_EVERY
+from jsstore._core.storage.record cimport (record_parse, record_hash_ok, rec_get_u32,
+                                           RECORD_HDR_SIZE, RECORD_LEN_MASK, RECORD_MAX_LEN)
+from jsstore._core.storage.block cimport MARK_EVERY
 import os
 
 # bytes read at a time: a scan from a mark covers up to MARK_EVERY records, half on average

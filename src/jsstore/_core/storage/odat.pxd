@@ -2,7 +2,7 @@
 # layout (version 2 written, versions 1 and 2 read), encoded from and decoded into the C
 # containers of the ack state (seqmap.pxd). The byte layout is described in odat.pyx.
 from libc.stdint cimport uint8_t, uint64_t, int64_t
-from jsstore._core.seqmap cimport SeqMap, SeqOrder
+from jsstore._core.storage.seqmap cimport SeqMap, SeqOrder
 
 cdef enum:
     CONSUMER_STATE_MAGIC = 22     # first byte of o.dat

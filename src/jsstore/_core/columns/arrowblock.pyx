@@ -7,8 +7,8 @@ from libc.string cimport memcpy, memcmp, memset
 from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t, int64_t, INT64_MAX, INT64_MIN
 from cpython.buffer cimport PyBuffer_FillInfo
 
-from jsstore._core.record cimport RECORD_EMPTY_LEN, RecordView, record_hash_ok, record_parse
-from jsstore._core.subjects cimport SubjectIndex, subject_matches
+from jsstore._core.storage.record cimport RECORD_EMPTY_LEN, RecordView, record_hash_ok, record_parse
+from jsstore._core.storage.subjects cimport SubjectIndex, subject_matches
 
 COLUMNS = {"seq": COLUMN_SEQ, "subject": COLUMN_SUBJECT, "time": COLUMN_TIME,
            "time_ns": COLUMN_TIME_NS, "headers": COLUMN_HEADERS, "data": COLUMN_DATA}

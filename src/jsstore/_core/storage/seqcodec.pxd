@@ -1,7 +1,7 @@
 # The byte encoding of a SeqSet: nats-server's avl.SequenceSet, v2 written, v1 and v2 read
 # (layout and the reasons for the tree shape are in seqcodec.pyx).  The codec fills and
 # reads SeqSet's node array directly; seqset.pyx itself knows nothing of the format.
-from jsstore._core.seqset cimport SeqSet
+from jsstore._core.storage.seqset cimport SeqSet
 
 cdef enum:
     SEQCODEC_MAGIC = 22             # first byte of every encoded set

@@ -2,9 +2,9 @@
 # store), with the block's range, accounting, deleted set, and its cache: the record
 # bytes, the seq -> offset index and the per-subject state, loaded and dropped together.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
-from jsstore._core.seqset cimport SeqSet
-from jsstore._core.subjects cimport SubjectIndex, BlockSubjects
-from jsstore._core.record cimport RecordView
+from jsstore._core.storage.seqset cimport SeqSet
+from jsstore._core.storage.subjects cimport SubjectIndex, BlockSubjects
+from jsstore._core.storage.record cimport RecordView
 
 cdef enum:
     IDX_HOLE = 0x40000000         # idx entry flag: sequence deleted / skipped (no record)
@@ -55,7 +55,7 @@ cdef class MsgBlock:
     cdef size_t idx_len, idx_cap          # entries used / allocated (idx and sids alike)
     cdef public BlockSubjects subjects    # per-subject state of live messages; None when not loaded
     cdef public uint64_t last_used        # access tick for cache eviction
-    # what a point read of an unloaded block needs (jsstore._core.pointread), kept when the
+    # what a point read of an unloaded block needs (jsstore._core.storage.pointread), kept when the
     # cache is dropped and freed when it is loaded again
     cdef uint32_t* marks                  # marks[j]: file offset of a record with sequence
                                           # <= marks_first + j * MARK_EVERY (or 0): a scan for

@@ -28,7 +28,7 @@
 #             (a repeated key keeps every value).  The NATS/1.0 status line is not a header.
 #   data      binary: int32 offsets + bytes, the payload
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
-from jsstore._core.subjects cimport SubjectIndex
+from jsstore._core.storage.subjects cimport SubjectIndex
 
 cdef enum:
     COLUMN_SEQ = 1

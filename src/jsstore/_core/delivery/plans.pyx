@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """The way out of the server: connections' output buffers, subscriptions, and the plans
-that deliver a publish in the core (see delivery.pxd)."""
+that deliver a publish in the core (see plans.pxd)."""
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -11,7 +11,7 @@ from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy
 
-from jsstore._core.engine cimport BlockStore
+from jsstore._core.storage.engine cimport BlockStore
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
@@ -59,11 +59,11 @@ cdef inline const char* _chars(object wire, Py_ssize_t* n) except NULL:
 
 
 cdef class Totals:
-    """The server's message counters (see delivery.pxd)."""
+    """The server's message counters (see plans.pxd)."""
 
 
 cdef class Conn:
-    """A client connection's output side (see delivery.pxd).  Its Python subclass sets
+    """A client connection's output side (see plans.pxd).  Its Python subclass sets
     dirty and totals to the server's; `unsubscribe(sub)` is the subclass's."""
 
     def __cinit__(self, *args, **kwargs):
@@ -232,7 +232,7 @@ cdef class Conn:
 
 
 cdef class Subscription:
-    """One SUB of one connection (see delivery.pxd)."""
+    """One SUB of one connection (see plans.pxd)."""
 
     def __init__(self, Conn client, str subject, object queue, str sid):
         self.client = client
@@ -249,7 +249,7 @@ cdef class Subscription:
 
 cdef class StreamTarget:
     """A stream that does nothing with a publish without headers beyond storing it and
-    telling its listeners (see delivery.pxd); made by the stream for its configuration
+    telling its listeners (see plans.pxd); made by the stream for its configuration
     (Stream.plain_target), which says when it may not be used."""
 
     def __init__(self, stream, BlockStore store, bytes ack_head, list listeners, on_due,
@@ -326,7 +326,7 @@ cdef inline uint64_t _next_random(uint64_t* state) noexcept:
 
 
 cdef class Plan:
-    """What a publish on one subject reaches (see delivery.pxd)."""
+    """What a publish on one subject reaches (see plans.pxd)."""
 
     def __init__(self, subs=(), groups=(), bint valid=True, StreamTarget target=None):
         self.valid = valid
@@ -384,7 +384,7 @@ cdef class Plan:
 
 
 cdef class Interest:
-    """One account's plans (see delivery.pxd).  compile(subject) and compile_head(head)
+    """One account's plans (see plans.pxd).  compile(subject) and compile_head(head)
     are Python's: a Plan, or None for a subject Python takes message by message (and a
     head whose subjects are asked for one by one); unanswered(origin, subject, reply) is
     told of a request the core delivered to nobody."""

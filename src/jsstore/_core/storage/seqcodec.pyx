@@ -24,8 +24,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport uint32_t, uint64_t
 from libc.stdlib cimport qsort
 
-from jsstore._core.seqset cimport (SEQSET_NODE_BITS, SEQSET_NODE_WORDS, SeqNode, SeqSet,
-                                   count_members, reserve)
+from jsstore._core.storage.seqset cimport (SEQSET_NODE_BITS, SEQSET_NODE_WORDS, SeqNode, SeqSet,
+                                           count_members, reserve)
 
 from jsstore.errors import CorruptStreamState
 

@@ -7,9 +7,9 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from jsstore._core.engine cimport BlockStore
-from jsstore._core.queries cimport Filter, compile_filter, next_match
-from jsstore._core.record cimport StoreMsg
+from jsstore._core.storage.engine cimport BlockStore
+from jsstore._core.storage.queries cimport Filter, compile_filter, next_match
+from jsstore._core.storage.record cimport StoreMsg
 from jsstore.errors import StoreClosed
 
 

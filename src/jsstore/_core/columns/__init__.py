@@ -1,0 +1,1 @@
+"""Spark columns: Arrow buffers from block bytes, block records from the MSG frames of a read."""

@@ -1,0 +1,1 @@
+"""The message store: records, blocks, the stream engine, subjects, sequence sets, ack state."""
