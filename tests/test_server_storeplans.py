@@ -352,3 +352,18 @@ def test_pubacks_match_nats_server_byte_for_byte(tmp_path, config):
         with start(tmp_path / kind) as srv:
             got[kind] = _acks(srv.port, config, frames_out, 40)
     assert got["jsstore"] == got["nats-server"]
+
+
+def test_the_core_stores_under_the_jetstream_lock(server):
+    """The JetStream's timer thread works on the same streams under its lock: a store of
+    the core's (and the listeners it tells) holds it too, and lets it go with the read."""
+    js = server.js
+    seen = []
+    with js.lock:
+        stream = js.lookup_stream_locked("P")
+    stream.listeners.append(lambda *args: seen.append(js.lock._is_owned()))
+    conn = Conn(server)
+    conn.feed(b"".join(b"PUB p.a _INBOX.t.%d 1\r\nx\r\n" % i for i in range(3)))
+    assert len(frames(conn.read())) == 3
+    assert seen == [True, True, True]
+    assert not js.lock._is_owned()

@@ -81,6 +81,7 @@ class Account:
             js.server_name = server.server_name
             js.bus.attach(self)
             js.route_watchers.append(self.interest.clear)
+            self.interest.lock = js.lock        # (held while the core stores a publish)
 
     def stop_jetstream(self) -> None:
         """Close the JetStream (lame duck mode, shutdown); the account goes on without."""
@@ -312,8 +313,7 @@ class Account:
             if not client.closed:
                 client.deliver_many(sub, msgs)
                 count += 1
-                if not client.hold():
-                    client.flush()      # a burst goes out as soon as it is ready
+                client.flush()      # a burst goes out as soon as it is ready
         self.server.flush_soon()
         return count
 

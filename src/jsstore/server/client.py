@@ -25,7 +25,6 @@ from jsstore.server.limits import (
     ClientTimers,
     lowest,
 )
-from jsstore.server.output import QUIET_GAP, Output
 from jsstore.server.permissions import (
     RESERVED_REPLY,
     Guard,
@@ -57,9 +56,11 @@ INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
 
 
-class Client(Conn, Output, asyncio.Protocol):
+class Client(Conn, asyncio.Protocol):
     """One client connection: its buffer, counters and deliveries are the core's
-    (``Conn``), when to write them ``jsstore.server.output``'s."""
+    (``Conn``); what the server queued for it is written once the loop has handled the
+    reads at hand (Server.flush_all), and a client that does not read what it is sent
+    beyond max_pending bytes is dropped as a slow consumer, as nats-server drops it."""
 
     def __init__(self, server, cid: int):
         self.server = server
@@ -85,10 +86,7 @@ class Client(Conn, Output, asyncio.Protocol):
         self.started = self.active = time.time()
         self._peer: tuple | None = None
         self.name = self.lang = self.version = ""
-        self.fd: int | None = None        # its socket's, looked up when first needed
-        self.last_read = 0.0
-        self.pipelining = False     # it sends on without waiting for answers (see hold)
-        self.held = False           # answers wait for release()
+        self.last_read = 0.0        # time.monotonic() of its last read (the PING timer's)
         self.acks: list[str] = []   # plain acks not applied yet (Server.publish)
         self.nonce = ""             # INFO's, for nkey users to sign
         self.cert = None            # the client's TLS certificate (PeerCertificate)
@@ -170,10 +168,7 @@ class Client(Conn, Output, asyncio.Protocol):
             if not data:
                 return
         server = self.server
-        now = time.monotonic()
-        if now - self.last_read > QUIET_GAP:
-            self.pipelining = False
-        self.last_read = now
+        self.last_read = time.monotonic()
         self.active = time.time()
         # from a client with nothing to check on its messages: plain acks nobody but
         # JetStream sees go straight to the acks waiting (what Server.publish would do,
@@ -280,9 +275,8 @@ class Client(Conn, Output, asyncio.Protocol):
             self.tally_in(quick_msgs, quick_bytes)
         if self.acks:
             # what this read asked for goes out first; its acks are applied while the
-            # client reads that (a client that pipelines keeps its answers held)
-            if not self.hold():
-                self.flush()
+            # client reads that
+            self.flush()
             self.apply_acks()
         error = self.parser.error
         if error is not None:
@@ -294,6 +288,32 @@ class Client(Conn, Output, asyncio.Protocol):
         if self.out:
             server.dirty.add(self)
         server.flush_soon()
+
+    # -- writing --------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Write what waits in the buffer (a slow consumer is cut off)."""
+        out = self.out
+        if out:
+            # (a new buffer for what comes next: the transport may keep this one)
+            self.out = bytearray()
+            if self.transport is not None and not self.closed:
+                self.transport.write(out)
+                if self.transport.get_write_buffer_size() > self.server.max_pending:
+                    # a slow consumer: it does not read what it is sent; nats-server
+                    # drops it
+                    self.server.slow_consumers += 1
+                    self.closed = True
+                    self.transport.abort()
+
+    def error_and_close(self, text: str) -> None:
+        self.write(protocol.err_frame(text))
+        self.flush()
+        self.close()
+
+    def close(self) -> None:
+        if self.transport is not None and not self.closed:
+            self.closed = True
+            self.transport.close()
 
     def internal_error(self, op, exc: BaseException | None = None) -> None:
         """An exception out of handling one operation (the one being handled, or `exc`)

@@ -37,7 +37,6 @@ from jsstore.server.defaults import (
 )
 from jsstore.server.limits import AccountLimits, Limits
 from jsstore.server.listen import bound_socket
-from jsstore.server.output import HOLD_TIME
 from jsstore.version import __version__ as JSSTORE_VERSION
 from jsstore.wire.api import SERVER_VERSION
 
@@ -196,12 +195,7 @@ class Server:
         dirty = list(self.dirty)
         self.dirty.clear()
         for client in dirty:
-            if client.hold():
-                if not client.held:
-                    client.held = True
-                    self.loop.call_later(HOLD_TIME, client.release)
-            else:
-                client.flush()
+            client.flush()
 
     # -- running -------------------------------------------------------------------------------
     async def start(self) -> None:

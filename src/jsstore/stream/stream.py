@@ -6,9 +6,9 @@ A publish runs in two steps, as nats-server's does: ``check`` runs every check t
 reject the message, in nats-server's order, and returns a ``Prepared`` message; ``apply``
 stores it and does what follows a store (the Msg-Id record, the rollup purge, the
 republish, the listeners).  The commonest publish -- no headers, into a stream that only
-stores -- is the core's (``plain_target``: a ``jsstore._core.delivery.plans.StreamTarget``, which
-serves the server's publish plans and ``publish_plain``), exactly as the two steps would do
-it.  An atomic batch checks all its messages before applying any.
+stores -- is the core's (``plain_target``: a ``_core.delivery.streamtarget.StreamTarget``,
+which serves the server's publish plans and ``publish_plain``), exactly as the two steps
+would do it.  An atomic batch checks all its messages before applying any.
 
 Time comes from the owner's clock (Unix ns).  With the wall clock the store stamps the
 message itself; with another clock (tests) the message is stored with that clock's time.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from jsstore._core.delivery.plans import StreamTarget
+from jsstore._core.delivery.streamtarget import StreamTarget
 from jsstore._core.storage.record import message_size
 from jsstore.errors import MsgNotFound, StoreEOF, StoreError
 from jsstore.gocompat import json as gojson

@@ -12,9 +12,10 @@
 #               the plain subscriptions it reaches and the queue groups one member of each
 #               of which it reaches.  Python compiles plans (Interest's compile callbacks);
 #               a subject Python must see each message of has no plan.
-# StreamTarget  a stream that does nothing with a publish without headers beyond storing
+# StoreTarget   a stream that does nothing with a publish without headers beyond storing
 #               it and telling its listeners: the one implementation of that publish, for
-#               plans (the core's) and Stream.publish_plain (Python's).
+#               plans (the core's) and Stream.publish_plain (Python's); its store's side is
+#               streamtarget.StreamTarget.
 # Interest      one account's plans by subject, and by inbox head (every subject
 #               <head>.<token> of an inbox subscription <head>.*), cleared by Python on
 #               every change they depend on (subscriptions, streams, a client's checks).
@@ -26,7 +27,6 @@
 
 from libc.stdint cimport int64_t, uint64_t
 
-from jsstore._core.storage.engine cimport BlockStore
 
 
 cdef class Totals:
@@ -49,6 +49,8 @@ cdef class Conn:
     cdef public bint checked          # its deliveries pass its permissions (Python's)
     cdef public bint verbose          # CONNECT's verbose: +OK for each operation
     cdef public bint pedantic         # CONNECT's pedantic: -ERR for an invalid subject
+    cdef public list acks             # its plain acks not applied yet (Python's): a plan's
+    #                                   store waits for them (Python's way applies them first)
     cdef public int64_t in_msgs
     cdef public int64_t in_bytes
     cdef public int64_t out_msgs
@@ -75,19 +77,17 @@ cdef class Subscription:
     cdef public int64_t delivered
 
 
-cdef class StreamTarget:
+cdef class StoreTarget:
+    # (abstract: jsstore._core.delivery.streamtarget.StreamTarget stores into a BlockStore;
+    # plans know only this, so that the server loads no store before a stream is used)
     cdef readonly object stream       # the jsstore.stream.stream.Stream
-    cdef BlockStore store
-    cdef bytes ack_head               # b'{"stream":"S"[,"domain":"D"],"seq":'
-    cdef list listeners               # the stream's own list: (stream, seq, subject, hdr,
-    #                                   payload, ts) of every message stored
-    cdef object on_due                # told when a first message will expire (max_age)
-    cdef int64_t max_age
     cdef readonly int64_t max_msg_size   # larger: not taken (-1: no limit)
+    cdef bytes ack_head               # b'{"stream":"S"[,"domain":"D"],"seq":'
 
+    cdef uint64_t last_seq(self)      # the store's last sequence
     cdef uint64_t store_plain(self, const char* subject, Py_ssize_t subject_len,
                               const char* data, Py_ssize_t data_len) except? 0
-    cdef int stored(self, uint64_t seq, int64_t ts, object subject,
+    cdef int stored(self, uint64_t seq, object subject,
                     const char* data, Py_ssize_t data_len) except -1
     cdef bytes ack(self, uint64_t seq)
 
@@ -97,7 +97,7 @@ cdef class Plan:
     cdef tuple groups                 # queue groups, each a tuple of subscriptions
     cdef readonly Py_ssize_t reach    # len(subs) + len(groups)
     cdef readonly bint valid          # its subject is a valid publish subject (pedantic)
-    cdef readonly StreamTarget target # the stream it is stored in, or None
+    cdef readonly StoreTarget target  # the stream it is stored in, or None
 
     cdef Py_ssize_t deliver(self, Conn origin, uint64_t* rng,
                             const char* subject, Py_ssize_t subject_len,
@@ -114,10 +114,13 @@ cdef class Interest:
     cdef object unanswered            # (origin, subject, reply): a request reached nobody
     cdef object failed                # (origin, exception): a stored publish went wrong
     #                                   after it was stored (it stays, unanswered)
+    cdef public object lock           # the account's JetStream lock: held while plans store
+    cdef bint holding                 # ... from the first store of a read to release()
     cdef uint64_t rng                 # queue members are picked at random
     cdef readonly Py_ssize_t generation   # clear()s so far
 
     cdef Plan plan(self, const char* subject, Py_ssize_t length)
+    cdef int release(self) except -1
     cdef Py_ssize_t publish(self, Plan plan, Conn origin,
                             const char* subject, Py_ssize_t subject_len,
                             const char* reply, Py_ssize_t reply_len,

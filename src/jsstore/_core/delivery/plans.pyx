@@ -8,10 +8,9 @@ from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.object cimport PyObject
 from cpython.set cimport PySet_Add
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy
 
-from jsstore._core.storage.engine cimport BlockStore
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
@@ -69,6 +68,7 @@ cdef class Conn:
     def __cinit__(self, *args, **kwargs):
         self.out = bytearray()
         self.echo = True
+        self.acks = []
 
     cdef int put_msg(self, const char* subject, Py_ssize_t subject_len,
                      const char* sid, Py_ssize_t sid_len,
@@ -247,51 +247,20 @@ cdef class Subscription:
         return f"Subscription({self.subject!r}, queue={self.queue!r}, sid={self.sid!r})"
 
 
-cdef class StreamTarget:
-    """A stream that does nothing with a publish without headers beyond storing it and
-    telling its listeners (see plans.pxd); made by the stream for its configuration
-    (Stream.plain_target), which says when it may not be used."""
+cdef class StoreTarget:
+    """A stream the core stores plain publishes into (see plans.pxd); the store's side is
+    jsstore._core.delivery.streamtarget.StreamTarget's."""
 
-    def __init__(self, stream, BlockStore store, bytes ack_head, list listeners, on_due,
-                 int64_t max_age, int64_t max_msg_size):
-        self.stream = stream
-        self.store = store
-        self.ack_head = ack_head
-        self.listeners = listeners
-        self.on_due = on_due
-        self.max_age = max_age
-        self.max_msg_size = max_msg_size
+    cdef uint64_t last_seq(self):
+        raise NotImplementedError
 
     cdef uint64_t store_plain(self, const char* subject, Py_ssize_t subject_len,
                               const char* data, Py_ssize_t data_len) except? 0:
-        """Store a message as BlockStore.store_msg stores it (the store's limits, discard
-        policy and per-subject limits in the core); its sequence.  Raises what the store
-        raises: before storing when the store refuses it (store.last_seq unchanged)."""
-        cdef BlockStore store = self.store
-        cdef int64_t ts
-        store.c_check_writable()
-        ts = store.c_next_ts()
-        store.c_store(<const uint8_t*>subject, subject_len, NULL, 0, False,
-                      <const uint8_t*>data, data_len, 0, ts, True, True)
-        store.c_after_store(ts, 0)
-        return store.last_seq
+        raise NotImplementedError
 
-    cdef int stored(self, uint64_t seq, int64_t ts, object subject,
+    cdef int stored(self, uint64_t seq, object subject,
                     const char* data, Py_ssize_t data_len) except -1:
-        """What follows a store, as the stream's full publish does it: the last Msg-Id
-        forgotten, the first expiry scheduled, the listeners told."""
-        cdef object stream = self.stream
-        if stream.last_msg_id and stream.dedupe_loaded:
-            stream.last_msg_id = ""
-        if self.on_due is not None and self.store.msgs == 1:
-            self.on_due(ts + self.max_age)
-        if self.listeners:
-            payload = PyBytes_FromStringAndSize(data, data_len)
-            if type(subject) is bytes:
-                subject = (<bytes>subject).decode("utf-8", "surrogateescape")
-            for listener in self.listeners:
-                listener(stream, seq, subject, None, payload, ts)
-        return 0
+        raise NotImplementedError
 
     cdef bytes ack(self, uint64_t seq):
         """The PubAck of `seq`."""
@@ -305,13 +274,13 @@ cdef class StreamTarget:
 
     def publish(self, str subject, bytes payload):
         """Store a message (no headers) and tell what follows; its PubAck JSON.  The
-        caller has checked the size and the account's limits."""
+        caller holds the JetStream's lock and has checked the size and the account's
+        limits."""
         cdef bytes wire = subject.encode("utf-8", "surrogateescape")
         cdef uint64_t seq = self.store_plain(PyBytes_AS_STRING(wire), PyBytes_GET_SIZE(wire),
                                              PyBytes_AS_STRING(payload),
                                              PyBytes_GET_SIZE(payload))
-        self.stored(seq, self.store.last_ts, subject, PyBytes_AS_STRING(payload),
-                    PyBytes_GET_SIZE(payload))
+        self.stored(seq, subject, PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload))
         return self.ack(seq)
 
 
@@ -328,7 +297,7 @@ cdef inline uint64_t _next_random(uint64_t* state) noexcept:
 cdef class Plan:
     """What a publish on one subject reaches (see plans.pxd)."""
 
-    def __init__(self, subs=(), groups=(), bint valid=True, StreamTarget target=None):
+    def __init__(self, subs=(), groups=(), bint valid=True, StoreTarget target=None):
         self.valid = valid
         self.target = target
         self.subs = tuple(subs)
@@ -407,6 +376,13 @@ cdef class Interest:
     def seed(self, uint64_t value) -> None:
         self.rng = value * 2 + 1          # (xorshift: never 0)
 
+    cdef int release(self) except -1:
+        """Let the JetStream's lock go if a store of this read took it."""
+        if self.holding:
+            self.holding = False
+            self.lock.release()
+        return 0
+
     def clear(self) -> None:
         """Forget every plan: something they depend on changed."""
         self.plans.clear()
@@ -458,25 +434,29 @@ cdef class Interest:
         """One publish by `plan`: stored (when it has a stream), +OK to a verbose
         publisher, delivered, answered; how many subscriptions got it.  -1 when the plan
         does not take this message and nothing happened (Python's then): headers or too
-        large for its stream, a reply with no plan, a store that refused it."""
-        cdef StreamTarget target = plan.target
+        large for its stream, acks of the publisher's waiting (they go first), a reply with
+        no plan, a store that refused it."""
+        cdef StoreTarget target = plan.target
         cdef Plan answer = None
         cdef Py_ssize_t count
         cdef uint64_t seq = 0, last
         cdef bytes ack
         cdef object failure = None
         if target is not None:
-            if hdr_len or 0 <= target.max_msg_size < data_len:
+            if hdr_len or 0 <= target.max_msg_size < data_len or origin.acks:
                 return -1
             if reply_len:
                 answer = self.plan(reply, reply_len)
                 if answer is None:
                     return -1
-            last = target.store.last_seq
+            if not self.holding:        # (released when the parser's read is done)
+                self.lock.acquire()
+                self.holding = True
+            last = target.last_seq()
             try:
                 seq = target.store_plain(subject, subject_len, data, data_len)
             except Exception as exc:
-                if target.store.last_seq == last:
+                if target.last_seq() == last:
                     return -1           # refused before it was stored
                 failure = exc           # stored, then something failed (a bug)
         origin.count_in(1, hdr_len + data_len)
@@ -492,8 +472,7 @@ cdef class Interest:
             return count
         if failure is None:
             try:
-                target.stored(seq, target.store.last_ts, subject[:subject_len], data,
-                              data_len)
+                target.stored(seq, subject[:subject_len], data, data_len)
             except Exception as exc:
                 failure = exc
         if failure is not None:

@@ -85,12 +85,19 @@ cdef ssize_t io_write(int fd, const void* buf, size_t n, object path) noexcept:
 
 
 cdef int io_fsync(int fd, object path) noexcept:
-    if not armed:
-        return c_fsync(fd)
-    if _matches("fsync", path):
+    if armed and _matches("fsync", path):
         set_errno(err_armed)
         return -1
-    return c_fsync(fd)
+    return _fsync_released(fd)
+
+
+cdef int _fsync_released(int fd) noexcept:
+    """fsync(2) with the GIL let go: the disk's wait is no other thread's (the event loop
+    runs on while a sync thread waits); errno is the call's."""
+    cdef int result
+    with nogil:
+        result = c_fsync(fd)
+    return result
 
 
 cdef int io_fallocate(int fd, long offset, long length, object path) noexcept:

@@ -63,6 +63,7 @@ cdef class Parser:
     cdef Plan last_plan
     cdef Py_ssize_t last_generation   # (the Interest's generation it holds for; -1: none)
 
+    cdef list _feed(self, object data)
     cdef str _text(self, const unsigned char* s, Py_ssize_t start, Py_ssize_t end)
     cdef int _fail(self, int kind, str text) except -1
     cdef Py_ssize_t _arg_end(self, const unsigned char* s, Py_ssize_t arg, Py_ssize_t eol)

@@ -145,7 +145,15 @@ cdef class Parser:
 
     def feed(self, data):
         """Every operation completed by `data` (see protocol.pxd); sets `error` on a
-        protocol violation and returns the operations before it."""
+        protocol violation and returns the operations before it.  A JetStream lock a
+        plan's store took is let go before it returns."""
+        try:
+            return self._feed(data)
+        finally:
+            if self.interest is not None:
+                self.interest.release()
+
+    cdef list _feed(self, object data):
         cdef list ops = []
         self.more = False
         if self.error is not None:
