@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jsstore._core.delivery.plans import Conn, Totals
 from jsstore._core.wire import protocol as p
 
 CLIENT_STREAM = (b'CONNECT {"verbose":false,"headers":true}\r\n'
@@ -125,28 +126,55 @@ _ACKISH = st.sampled_from([
     b"PING\r\n", b"SUB x 1\r\n", b"HPUB $JS.ACK.S.C.1.2.3.4.5 12 12\r\nNATS/1.0\r\n\r\n\r\n"])
 
 
+class _Origin(Conn):
+    """A connection with no socket, for the parser's counts and acks."""
+
+    def __init__(self):
+        self.dirty = set()
+        self.totals = Totals()
+
+
+def _plain_ack(op) -> bool:
+    """What Account.publish keeps as a plain ack: no reply, an ack subject with no empty
+    token, an empty or +ACK payload."""
+    return (op[0] == p.PUB and op[2] is None and op[1].startswith("$JS.ACK.")
+            and ".." not in op[1] and not op[1].endswith(".") and op[4] in (b"", b"+ACK"))
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_ACKISH, max_size=10), st.integers(0, 60), st.integers(0, 8),
-       st.sampled_from([4096, 40, 20]))
-def test_leading_acks_take_what_feed_would(frames, cut, max_payload, max_control_line):
-    """Parser.leading_acks takes a read's leading plain acks exactly as feed() gives them
-    (then feed() reads on from there): the same operations and the same error, whatever
-    follows, with a frame cut short at the end and small limits."""
+       st.sampled_from([4096, 40, 20]), st.lists(st.integers(1, 80), max_size=3))
+def test_plain_acks_are_taken_where_feed_would_give_them(frames, cut, max_payload,
+                                                          max_control_line, reads):
+    """With take_acks, the parser puts every plain ack into the connection's acks instead
+    of returning it, and stops before one that follows an operation (so that operation is
+    handled first): the acks and the operations, in their order, are those a parser
+    without it gives, as is the error, whatever the read's cuts and limits."""
     data = b"".join(frames)
     data = data[:max(len(data) - cut, 0)]
     whole = p.Parser(max_control_line, max_payload)
     expected = whole.feed(data)
-    parser = p.Parser(max_control_line, max_payload)
-    acks: list = []
-    consumed, count, size = parser.leading_acks(data, acks)
-    got = [(p.PUB, subject, None, None) for subject in acks]
-    rest = parser.feed(data[consumed:])
-    assert count == len(acks)
-    assert got == [op[:4] for op in expected[:count]]
-    assert all(op[4] in (b"", b"+ACK") for op in expected[:count])
-    assert size == sum(len(op[4]) for op in expected[:count])
-    assert expected[count:] == rest
+    origin = _Origin()
+    parser = p.Parser(max_control_line, max_payload, origin=origin)
+    parser.take_acks = True
+    got = []
+    points = sorted({0, len(data), *(min(r, len(data)) for r in reads)})
+    for start, end in zip(points, points[1:]):
+        chunk = data[start:end]
+        while True:
+            # (what one feed() takes comes before what it returns: it stops before an
+            # ack that follows an operation)
+            ops = parser.feed(chunk)
+            chunk = b""
+            got += [("ack", subject) for subject in origin.acks]
+            origin.acks = []
+            got += [("op", op) for op in ops]
+            if not parser.more:
+                break
+    want = [("ack", op[1]) if _plain_ack(op) else ("op", op) for op in expected]
+    assert got == want
     assert whole.error == parser.error
+    assert origin.in_msgs == sum(1 for kind, _ in want if kind == "ack")
 
 
 # -- against nats-server ----------------------------------------------------------------------

@@ -62,7 +62,11 @@ class Side:
         self.conns = [Conn(server, 1, "_INBOX.a"), Conn(server, 2, "_INBOX.b")]
         if plain:
             for conn in self.conns:
-                conn.client._quick = lambda: False
+                client = conn.client
+                client._shortcuts = lambda: False
+                client._core_publishes = lambda: None       # (a CONNECT would set it)
+                client.parser.interest = None
+                client.parser.take_acks = False
         self.delivered: list[str] = []
         self.sids = 10
 

@@ -34,7 +34,6 @@ from jsstore.server.permissions import (
     subscribe_violation,
 )
 from jsstore.server.subscriptions import Subscription
-from jsstore.wire.api import ACK_PREFIX
 
 log = logging.getLogger("jsstore.server")
 
@@ -171,16 +170,11 @@ class Client(Conn, asyncio.Protocol):
         self.last_read = time.monotonic()
         self.active = time.time()
         # from a client with nothing to check on its messages: plain acks nobody but
-        # JetStream sees go straight to the acks waiting (what Server.publish would do,
-        # shorter), and publishes outside $JS. in a row are handled as one run
-        quick = self._quick()
+        # JetStream sees go straight to the acks waiting (the parser's; what
+        # Account.publish would do, shorter), and publishes outside $JS. in a row are
+        # handled as one run
+        quick = self._shortcuts()
         quick_msgs = quick_bytes = 0
-        if quick and self.authorized:
-            # a leading run of plain acks (a pull client's acks before its next request)
-            # is taken in the core, each as the loop below would take it
-            consumed, quick_msgs, quick_bytes = self.parser.leading_acks(data, self.acks)
-            if consumed:
-                data = data[consumed:]
         run: list = []      # publishes outside $JS. in a row: handled together
         lowered = -1        # a max_payload a CONNECT in this read lowered
         parser = self.parser
@@ -196,23 +190,12 @@ class Client(Conn, asyncio.Protocol):
                     if not self.authorized and kind != protocol.CONNECT:
                         self.error_and_close(AUTHORIZATION_VIOLATION)
                         return
-                    if kind == protocol.PUB and quick:
-                        subject = op[1]
-                        if not subject.startswith(JS_PREFIX) and (
-                                op[2] is None or not op[2].startswith(RESERVED_REPLY)):
-                            run.append(op[1:])
-                        elif op[2] is None and subject.startswith(ACK_PREFIX) and (
-                                not op[4] or op[4] == b"+ACK"):
-                            if run:             # the publishes before it come first
-                                self.account.publish_run(self, run)
-                                run = []
-                            self.acks.append(subject)   # (apply_acks replaces the list)
-                        else:
-                            subject = None
-                        if subject is not None:
-                            quick_msgs += 1
-                            quick_bytes += len(op[4]) + (len(op[3]) if op[3] else 0)
-                            continue
+                    if kind == protocol.PUB and quick and not op[1].startswith(JS_PREFIX) \
+                            and (op[2] is None or not op[2].startswith(RESERVED_REPLY)):
+                        run.append(op[1:])
+                        quick_msgs += 1
+                        quick_bytes += len(op[4]) + (len(op[3]) if op[3] else 0)
+                        continue
                     if run:
                         self.account.publish_run(self, run)
                         run = []
@@ -227,7 +210,7 @@ class Client(Conn, asyncio.Protocol):
                         if self.acks:
                             self.apply_acks()
                         self._sub(op[1], op[2], op[3])
-                        quick = self._quick()
+                        quick = self._shortcuts()
                     elif kind == protocol.UNSUB:
                         if self.acks:
                             self.apply_acks()
@@ -243,7 +226,7 @@ class Client(Conn, asyncio.Protocol):
                         if not self._connect(op[1]):
                             stopped = True
                             break
-                        quick = self._quick()
+                        quick = self._shortcuts()
                         if parser.max_payload < server.max_payload:
                             # its account's max_payload: the parser took what follows the
                             # CONNECT in this read under the server's, so it is checked
@@ -331,12 +314,14 @@ class Client(Conn, asyncio.Protocol):
         self.parser.interest = (self.account.interest if self.authorized and not self.guard
                                 else None)
 
-    def _quick(self) -> bool:
+    def _shortcuts(self) -> bool:
         """Whether this client's PUBs may take data_received's short ways: JetStream is
         on, nobody watches ack subjects, and nothing is checked per message (verbose,
-        pedantic, permissions)."""
-        return (self.account.router is not None and not self.account.table.ack_watchers
-                and not (self.verbose or self.pedantic or self.guard))
+        pedantic, permissions).  The parser takes its plain acks then."""
+        quick = (self.account.router is not None and not self.account.table.ack_watchers
+                 and not (self.verbose or self.pedantic or self.guard))
+        self.parser.take_acks = quick and self.authorized
+        return quick
 
     # -- operations ---------------------------------------------------------------------------
     def _connect(self, payload: bytes) -> bool:

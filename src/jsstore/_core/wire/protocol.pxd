@@ -26,9 +26,10 @@
 # order with those: once feed() has an operation to return, it stops before the next PUB the
 # core would deliver, sets `more`, and reads on from there at the next feed(b"").
 #
-# Parser.leading_acks takes the plain acks a read starts with (PUB $JS.ACK.<...> with an
-# empty or +ACK payload, no reply, written PUB / single spaces / CRLF) as feed() would give
-# them, only their subjects, and leaves the rest of the read to feed().
+# With take_acks (the connection's acks are seen by nobody but JetStream), a plain ack --
+# PUB/HPUB $JS.ACK.<...> with no reply and an empty or +ACK payload -- is appended to the
+# connection's acks (Conn.acks, which Python applies) instead of being an operation, in the
+# order of the operations around it.
 
 cdef enum:
     OP_PUB = 1
@@ -56,6 +57,7 @@ cdef class Parser:
     cdef dict subjects            # bytes -> str, for subjects seen again and again
     cdef public Interest interest  # the account's plans, or None: every PUB to Python
     cdef public Conn origin       # the connection it reads (counts and echo)
+    cdef public bint take_acks    # plain acks go to origin.acks (nobody else sees them)
     cdef public bint more         # feed() stopped before the end: call feed(b"") again
     cdef bytes rest               # ... the read it stopped in, and where
     cdef Py_ssize_t rest_pos

@@ -89,6 +89,18 @@ cdef int _split(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
     return count
 
 
+cdef bint _fills_every_token(const unsigned char* s, Py_ssize_t start,
+                             Py_ssize_t end) noexcept nogil:
+    """Whether a subject has no empty token (one with one matches nothing)."""
+    cdef Py_ssize_t i
+    if end <= start or s[start] == 46 or s[end - 1] == 46:
+        return False
+    for i in range(start + 1, end):
+        if s[i] == 46 and s[i - 1] == 46:
+            return False
+    return True
+
+
 cdef Py_ssize_t _verb_prefix_ok(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
     """For a control line not complete yet: 1 when its first bytes can still begin an
     operation a client may send, 0 when nats-server would already have refused them."""
@@ -211,49 +223,6 @@ cdef class Parser:
             self.pending += buf[pos:]
         return ops
 
-    def leading_acks(self, data, list acks):
-        """Take the plain acks `data` starts with: ``PUB $JS.ACK.<...> 0`` with an empty or
-        ``+ACK`` payload, no reply, written the one plain way (``PUB``, single spaces,
-        CRLF), each subject appended to `acks` as feed() would give it.  Stops at the
-        first frame that is anything else or incomplete (and takes nothing while the
-        parser holds part of a frame or has failed).  Returns (bytes consumed, acks
-        taken, payload bytes)."""
-        if (self.error is not None or self.pending or self.rest is not None
-                or type(data) is not bytes):
-            return 0, 0, 0
-        cdef const unsigned char* s = data
-        cdef Py_ssize_t n = len(<bytes>data), pos = 0, i, subject_end, size, body
-        cdef Py_ssize_t line_limit = self.max_control_line // 2
-        cdef Py_ssize_t count = 0, total = 0
-        while n - pos >= 4 + 8 + 2 + 2 + 2:
-            if memcmp(s + pos, b"PUB $JS.ACK.", 12) != 0:
-                break
-            i = pos + 12
-            while i < n and s[i] != 32 and s[i] != 9 and s[i] != 13 and s[i] != 10:
-                i += 1
-            subject_end = i
-            if i >= n or s[i] != 32:
-                break
-            i += 1
-            size = 0
-            while i < n and 48 <= s[i] <= 57 and i - subject_end < 4:
-                size = size * 10 + (s[i] - 48)
-                i += 1
-            if i + 1 >= n or s[i] != 13 or s[i + 1] != 10 or s[i - 1] == 32:
-                break
-            if (size != 0 and size != 4) or i + 2 - pos > line_limit or size > self.max_payload:
-                break
-            body = i + 2
-            if body + size + 2 > n or s[body + size] != 13 or s[body + size + 1] != 10:
-                break
-            if size == 4 and memcmp(s + body, b"+ACK", 4) != 0:
-                break
-            acks.append(self._text(s, pos + 4, subject_end))
-            count += 1
-            total += size
-            pos = body + size + 2
-        return pos, count, total
-
     cdef Py_ssize_t _arg_end(self, const unsigned char* s, Py_ssize_t arg, Py_ssize_t eol):
         """Where an argument ends: before the LF, one byte earlier when a CR came in it
         (nats-server's drop)."""
@@ -361,6 +330,18 @@ cdef class Parser:
             return 0
         if s[body + size] != 13 or s[body + size + 1] != 10:
             return self._unknown()
+        if (self.take_acks and reply_len == 0 and ends[0] - starts[0] > 8
+                and memcmp(s + starts[0], b"$JS.ACK.", 8) == 0
+                and (size - hsize == 0 or (size - hsize == 4
+                                           and memcmp(s + body + hsize, b"+ACK", 4) == 0))
+                and _fills_every_token(s, starts[0], ends[0])):
+            # a plain ack (it asks for no answer, only acknowledges): it waits with the
+            # connection's others, as Python's way has it (Account.publish)
+            if ops:
+                return -3
+            self.origin.acks.append(self._text(s, starts[0], ends[0]))
+            self.origin.count_in(1, size)
+            return body + size + 2
         if self.interest is not None:
             plan = self._plan(s + starts[0], ends[0] - starts[0])
             # (a reply in the service imports' space is refused, and an invalid subject
