@@ -64,6 +64,8 @@ cdef class Conn:
     cdef int count_in(self, int64_t msgs, int64_t size) except -1
     cdef int count_out(self, int64_t msgs, int64_t size) except -1
     cdef int put(self, const char* frame, Py_ssize_t length) except -1
+    cdef int64_t _put_objects(self, Subscription sub, object subject, object reply,
+                              object hdr, object payload) except -1
     cdef _delivered(self, Subscription sub, int64_t count, int64_t size)
 
 

@@ -155,16 +155,29 @@ cdef class Conn:
         """Count `msgs` messages of `size` bytes received from this client."""
         self.count_in(msgs, size)
 
-    def tally_out(self, int64_t msgs, int64_t size) -> None:
-        """Count `msgs` messages of `size` bytes queued for this client outside deliver
-        (answers the core's publish runs wrote)."""
-        self.count_out(msgs, size)
-        PySet_Add(self.dirty, self)
-
     def deliver(self, Subscription sub, object subject, object reply, object hdr,
                 object payload) -> None:
         """Queue a message for one of this client's subscriptions (its UNSUB limit
         reached, the subscription goes)."""
+        self._delivered(sub, 1, self._put_objects(sub, subject, reply, hdr, payload))
+
+    def deliver_many(self, Subscription sub, list msgs) -> None:
+        """Queue a burst of JetStream messages (bus Msgs: subject, reply, hdr, data) for
+        one subscription, stopping where its UNSUB limit is reached."""
+        cdef Py_ssize_t count = len(msgs), i
+        cdef int64_t size = 0
+        cdef object msg
+        if sub.max:
+            count = max(0, min(count, sub.max - sub.delivered))
+        for i in range(count):
+            msg = msgs[i]
+            size += self._put_objects(sub, msg.subject, msg.reply, msg.hdr, msg.data)
+        self._delivered(sub, count, size)
+
+    cdef int64_t _put_objects(self, Subscription sub, object subject, object reply,
+                              object hdr, object payload) except -1:
+        """put_msg of Python objects (str or bytes subjects, any bytes-like payload);
+        the bytes it counts (headers it sent, payload)."""
         cdef Py_ssize_t subject_len, reply_len = 0, hdr_len = 0
         cdef const char* reply_s = NULL
         cdef const char* hdr_s = NULL
@@ -183,45 +196,7 @@ cdef class Conn:
         self.put_msg(subject_s, subject_len, PyBytes_AS_STRING(sub.sid_wire),
                      PyBytes_GET_SIZE(sub.sid_wire), reply_s, reply_len, hdr_s, hdr_len,
                      PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload))
-        self._delivered(sub, 1, hdr_len + PyBytes_GET_SIZE(payload))
-
-    def deliver_many(self, Subscription sub, list msgs) -> None:
-        """Queue a burst of JetStream messages (bus Msgs: subject, reply, hdr, data) for
-        one subscription, stopping where its UNSUB limit is reached."""
-        cdef Py_ssize_t count = len(msgs), i, subject_len, reply_len, hdr_len
-        cdef int64_t size = 0
-        cdef const char* subject_s
-        cdef const char* reply_s
-        cdef const char* hdr_s
-        cdef object msg, subject, reply, hdr, data
-        if sub.max:
-            count = max(0, min(count, sub.max - sub.delivered))
-        for i in range(count):
-            msg = msgs[i]
-            subject = _wire(msg.subject)
-            subject_s = _chars(subject, &subject_len)
-            reply = msg.reply
-            reply_s = NULL
-            reply_len = 0
-            if reply:
-                reply = _wire(reply)
-                reply_s = _chars(reply, &reply_len)
-            hdr = msg.hdr
-            hdr_s = NULL
-            hdr_len = 0
-            if hdr and self.headers:
-                if type(hdr) is not bytes:
-                    hdr = bytes(hdr)
-                hdr_s = PyBytes_AS_STRING(hdr)
-                hdr_len = PyBytes_GET_SIZE(hdr)
-            data = msg.data
-            if type(data) is not bytes:
-                data = bytes(data)
-            self.put_msg(subject_s, subject_len, PyBytes_AS_STRING(sub.sid_wire),
-                         PyBytes_GET_SIZE(sub.sid_wire), reply_s, reply_len, hdr_s, hdr_len,
-                         PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
-            size += hdr_len + PyBytes_GET_SIZE(data)
-        self._delivered(sub, count, size)
+        return hdr_len + PyBytes_GET_SIZE(payload)
 
     cdef _delivered(self, Subscription sub, int64_t count, int64_t size):
         self.count_out(count, size)
