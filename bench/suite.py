@@ -34,6 +34,7 @@ SCRIPTS = {
     "consumers": ("consumers.py", []),
     "server": ("server.py", []),
     "startup": ("startup.py", []),
+    "fixture_startup": ("fixture_startup.py", []),
     "pubceiling": ("pubceiling.py", []),
     "consumeceiling": ("consumeceiling.py", []),
     "fanout": ("fanout.py", []),
