@@ -167,8 +167,12 @@ class Account:
     # -- routing ------------------------------------------------------------------------------
     def route(self, subject: str, target: str, reply: str | None, hdr: bytes | None,
               payload: bytes, origin: Client | None = None) -> int:
-        """Deliver to the subscriptions matching `target` (the frames carry `subject`);
-        returns how many got it."""
+        """Deliver to the subscriptions matching `target` (the frames carry `subject`):
+        by its plan when it has one (the core's one way), else here; returns how many got
+        it."""
+        count = self.interest.route(subject, target, reply, hdr, payload, origin)
+        if count >= 0:
+            return count
         count = 0
         skip = origin if origin is not None and not origin.echo else None
         for sub in self.table.match(target, skip):

@@ -401,6 +401,36 @@ cdef class Interest:
         PyDict_SetItem(self.plans, key, made)
         return <Plan>made if made is not None else None
 
+    def route(self, object subject, object target, object reply, object hdr, object payload,
+              Conn origin=None):
+        """Deliver a message to what `target` reaches by its plan, the frames carrying
+        `subject` (Python's deliveries: answers, JetStream's messages, the publishes the
+        core declined); how many subscriptions got it, or -1 when `target` has no plan
+        (the caller then matches it itself).  Nothing is stored: delivery only."""
+        cdef Py_ssize_t target_len, subject_len, reply_len = 0, hdr_len = 0
+        cdef const char* reply_s = NULL
+        cdef const char* hdr_s = NULL
+        target = _wire(target)
+        cdef const char* target_s = _chars(target, &target_len)
+        cdef Plan plan = self.plan(target_s, target_len)
+        if plan is None:
+            return -1
+        subject = _wire(subject)
+        cdef const char* subject_s = _chars(subject, &subject_len)
+        if reply:
+            reply = _wire(reply)
+            reply_s = _chars(reply, &reply_len)
+        if hdr:
+            if type(hdr) is not bytes:
+                hdr = bytes(hdr)
+            hdr_s = PyBytes_AS_STRING(hdr)
+            hdr_len = PyBytes_GET_SIZE(hdr)
+        if type(payload) is not bytes:
+            payload = bytes(payload)
+        return plan.deliver(origin, &self.rng, subject_s, subject_len, reply_s, reply_len,
+                            hdr_s, hdr_len, PyBytes_AS_STRING(payload),
+                            PyBytes_GET_SIZE(payload))
+
     cdef Py_ssize_t publish(self, Plan plan, Conn origin,
                             const char* subject, Py_ssize_t subject_len,
                             const char* reply, Py_ssize_t reply_len,
