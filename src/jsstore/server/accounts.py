@@ -286,6 +286,11 @@ class Account:
 
     # -- the JetStream bus's outside (Bus.attach) ------------------------------------------
     def has_interest(self, subject: str) -> bool:
+        if threading.get_ident() == self.server.loop_thread:
+            # (the plans are the loop's: JetStream's timer thread asks the table)
+            reach = self.interest.reach(subject)
+            if reach >= 0:
+                return reach > 0
         return self.table.has_interest(subject)
 
     def deliver(self, msg) -> int:

@@ -128,6 +128,8 @@ class Bus:
             self._interest_changed(sub.filter)
 
     def _matching(self, subject: str) -> list[Subscription]:
+        if not self._literal and not self._wildcard:
+            return []               # (a server's bus: its clients are the outside)
         with self._lock:
             found = list(self._literal.get(subject, ()))
             found.extend(s for s in self._wildcard if _subject_matches(subject, s.filter))
@@ -137,11 +139,12 @@ class Bus:
 
     def has_interest(self, subject: str) -> bool:
         """Whether any subscription would receive a message on `subject`."""
-        with self._lock:
-            if subject in self._literal:
-                return True
-            if any(_subject_matches(subject, s.filter) for s in self._wildcard):
-                return True
+        if self._literal or self._wildcard:
+            with self._lock:
+                if subject in self._literal:
+                    return True
+                if any(_subject_matches(subject, s.filter) for s in self._wildcard):
+                    return True
         outside = self._outside
         return outside is not None and outside.has_interest(subject)
 

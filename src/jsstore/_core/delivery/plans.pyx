@@ -368,6 +368,15 @@ cdef class Interest:
         """The plan of `subject` (None: Python takes its messages)."""
         return self.plan(PyBytes_AS_STRING(subject), PyBytes_GET_SIZE(subject))
 
+    def reach(self, object subject) -> int:
+        """How many subscriptions and queue groups `subject`'s plan reaches, -1 when it
+        has none (the caller asks the subject table)."""
+        cdef Py_ssize_t length
+        subject = _wire(subject)
+        cdef const char* text = _chars(subject, &length)
+        cdef Plan plan = self.plan(text, length)
+        return -1 if plan is None else plan.reach
+
     cdef Plan plan(self, const char* subject, Py_ssize_t length):
         cdef bytes key = PyBytes_FromStringAndSize(subject, length)
         cdef PyObject* found = PyDict_GetItem(self.plans, key)
