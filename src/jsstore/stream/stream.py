@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Callable
 
 from jsstore._core.delivery.streamtarget import StreamTarget
+from jsstore._core.storage.engine import BlockStore
 from jsstore._core.storage.record import message_size
 from jsstore.errors import MsgNotFound, StoreEOF, StoreError
 from jsstore.gocompat import json as gojson
@@ -394,19 +395,22 @@ class Stream:
         """The core's publish into this stream of a message without headers, while the
         stream does nothing with such a message beyond storing it and telling its
         listeners (no subject transform, counters, retention, republish, schedules; the
-        wall clock; a sealed stream takes nothing) and its store writes without an fsync
-        of its own; else None.  (The account's limits are the caller's to check.)"""
+        wall clock; a sealed stream takes nothing) and its store is a BlockStore that writes
+        without an fsync of its own; else None.  (The account's limits are the caller's to check.)"""
         cfg = self.config
+        store = self.store
         if (cfg.sealed or self.transform is not None or cfg.allow_msg_counter
                 or self.retention is not None or self.republish is not None
                 or self.schedules is not None or not self.wall_clock
-                or self.store.synced_writes):
+                # (a store of another kind, plugged in, keeps its own store_msg)
+                or not isinstance(store, BlockStore)
+                or getattr(store, "synced_writes", True)):
             return None
         target = self._plain
         if target is None:
             domain = b',"domain":' + gojson.encode(self.domain) if self.domain else b""
             target = self._plain = StreamTarget(
-                self, self.store, b'{"stream":' + gojson.encode(cfg.name) + domain
+                self, store, b'{"stream":' + gojson.encode(cfg.name) + domain
                 + b',"seq":', self.listeners, self.on_due if cfg.max_age > 0 else None,
                 cfg.max_age, cfg.max_msg_size)
         return target
