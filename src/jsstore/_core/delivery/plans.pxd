@@ -5,7 +5,7 @@
 #               its output buffer (frames waiting to be written), its message counters and
 #               the flags deliveries depend on.  put_msg renders one MSG / HMSG frame into
 #               the buffer; it is the one renderer of deliveries (the core's own and
-#               Python's through Conn.deliver / deliver_burst).
+#               Python's through Conn.deliver / deliver_many).
 # Totals        the server's message counters, shared by its connections.
 # Subscription  one SUB of one connection.
 # Plan          what a publish on one subject does when Python has nothing to decide for it:
@@ -18,7 +18,8 @@
 #               streamtarget.StreamTarget.
 # Interest      one account's plans by subject, and by inbox head (every subject
 #               <head>.<token> of an inbox subscription <head>.*), cleared by Python on
-#               every change they depend on (subscriptions, streams, a client's checks).
+#               every change they depend on (subscriptions, streams, a client's checks);
+#               publish() follows a plan for the parser, route() for Python's deliveries.
 #
 # Frames are as nats-server writes them:
 #   MSG <subject> <sid> [<reply>] <size>\r\n<payload>\r\n
@@ -26,7 +27,6 @@
 # A connection that did not ask for headers gets MSG with the payload alone.
 
 from libc.stdint cimport int64_t, uint64_t
-
 
 
 cdef class Totals:
