@@ -322,7 +322,6 @@ class Account:
             if not client.closed:
                 client.deliver_many(sub, msgs)
                 count += 1
-                client.flush()      # a burst goes out as soon as it is ready
         self.server.flush_soon()
         return count
 
