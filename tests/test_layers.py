@@ -217,3 +217,39 @@ def test_deferred_modules_are_read_as_imports():
     found = {(f.importer, f.imported): f.inner for f in all_imports()}
     assert found[("jsstore.jetstream.account", "jsstore.stream.stream")] is False
     assert found[("jsstore.jetstream.stores", "jsstore.store.filestore")] is False
+
+
+# the core's own layers, innermost first: a Cython module may cimport or import a module
+# of its own subpackage or of a lower rank
+CORE_LAYERS = [
+    ("storage",),                   # the message store and its structures
+    ("delivery", "columns"),        # the way out of the server; Spark's columns
+    ("wire",),                      # the NATS protocol parser (it follows delivery's plans)
+]
+CORE = PACKAGE / "_core"
+CORE_IMPORT = re.compile(r"^\s*(?:from\s+jsstore\._core\.(\w+)[.\w]*\s+c?import|"
+                         r"c?import\s+jsstore\._core\.(\w+))", re.MULTILINE)
+
+
+def core_rank(subpackage: str) -> int:
+    for rank, names in enumerate(CORE_LAYERS):
+        if subpackage in names:
+            return rank
+    raise AssertionError(f"_core.{subpackage} belongs to no layer: add it to CORE_LAYERS")
+
+
+def test_the_core_imports_point_inward():
+    outward = []
+    for path in sorted(CORE.glob("*/*.p[yx][xd]")) + sorted(CORE.glob("*/*.py")):
+        own = path.parent.name
+        for match in CORE_IMPORT.finditer(path.read_text()):
+            other = match.group(1) or match.group(2)
+            if other != own and core_rank(other) >= core_rank(own):
+                outward.append(f"{path.relative_to(CORE)} imports _core.{other}")
+    assert not outward, "\n".join(outward)
+
+
+def test_the_core_rule_sees_an_outward_import():
+    text = "from jsstore._core.wire.protocol cimport Parser\nimport jsstore._core.columns.x\n"
+    assert [m.group(1) or m.group(2) for m in CORE_IMPORT.finditer(text)] == ["wire",
+                                                                              "columns"]
