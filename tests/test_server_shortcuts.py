@@ -1,9 +1,9 @@
-"""The server's short ways against the plain one, on random programs: plain acks applied
-after a read's answers (and pull requests served ahead of them), publishes handled as
-runs, the one-step publish. The same reads, from two connections, go to two servers --
-one as it is, one with every short way turned off, so each PUB is handled alone and in
-order -- and they must answer the same, read for read, and end in the same stream and
-consumer state.
+"""The server's short ways against the plain one, on random programs: plain acks taken by
+the parser and applied after a read's answers (and pull requests served ahead of them),
+publishes delivered and stored by the core's plans, the one-step publish. The same reads,
+from two connections, go to two servers -- one as it is, one with every short way turned
+off, so each PUB is handled alone and in order by Python -- and they must answer the same,
+read for read, and end in the same stream and consumer state.
 
 Stored timestamps differ between the two (wall clocks), so acks are made from each
 side's own deliveries and timestamps are taken out of what is compared."""
@@ -63,7 +63,7 @@ class Side:
         if plain:
             for conn in self.conns:
                 client = conn.client
-                client._shortcuts = lambda: False
+                client._plain_acks = lambda: None           # (a read would set them)
                 client._core_publishes = lambda: None       # (a CONNECT would set it)
                 client.parser.interest = None
                 client.parser.take_acks = False

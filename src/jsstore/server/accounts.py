@@ -20,7 +20,7 @@ from jsstore._core.storage.subjects import is_literal, is_valid_subject
 from jsstore.server.client import Client, no_responders
 from jsstore.server.limits import NO_ACCOUNT_LIMITS
 from jsstore.server.subscriptions import SubjectTable, Subscription
-from jsstore.wire.api import NO_ANSWER, PULL_REQUEST_PREFIX, is_plain_ack
+from jsstore.wire.api import PULL_REQUEST_PREFIX, is_plain_ack
 
 API_PREFIX = "$JS.API."
 JS_SUBJECTS = "$JS."            # JetStream's own: acks, the API, flow control, ...
@@ -251,39 +251,6 @@ class Account:
                 durable.hold(self, reply, data)
         return send
 
-    def publish_run(self, origin: Client, run: list) -> None:
-        """Consecutive PUB/HPUBs of one read (subject, reply, hdr, payload) on subjects
-        outside ``$JS.``: each routed, stored when a stream captures it and answered, as
-        `publish` does one by one, under one hold of JetStream's lock."""
-        router = self.router
-        if origin.acks:
-            origin.apply_acks()
-        route, capture, match = self.route, router.capture_locked, self.table.match
-        durable = self.server.durable
-        with router.lock:
-            for subject, reply, hdr, payload in run:
-                if ".." in subject or subject[-1:] == "." or subject[:1] == ".":
-                    # (matches_nothing, inline: this is the publish hot path)
-                    if reply:
-                        self._no_responders(origin, subject, reply)
-                    continue
-                # route() inlined for the common cases: nobody subscribes to what is
-                # stored, and the publisher's own inbox subscription takes the answer
-                delivered = (route(subject, subject, reply, hdr, payload, origin)
-                             if match(subject) else 0)
-                answer = capture(subject, payload, hdr)
-                if not reply or answer is NO_ANSWER:
-                    continue
-                if answer is not None and durable is not None:
-                    durable.hold(self, reply, answer)   # released after its fsync
-                elif answer is not None:
-                    for sub in match(reply):
-                        client = sub.client
-                        if not client.closed:
-                            client.deliver(sub, reply, None, None, answer)
-                elif not delivered:
-                    self._no_responders(origin, subject, reply)
-
     # -- the JetStream bus's outside (Bus.attach) ------------------------------------------
     def has_interest(self, subject: str) -> bool:
         if threading.get_ident() == self.server.loop_thread:
@@ -322,6 +289,11 @@ class Account:
             if not client.closed:
                 client.deliver_many(sub, msgs)
                 count += 1
+                if len(msgs) > 1:
+                    # a burst goes out as soon as it is ready (the receiver starts on it
+                    # while the rest of a batch is read); one message waits for the loop
+                    # turn's one write, as every other delivery
+                    client.flush()
         self.server.flush_soon()
         return count
 

@@ -49,7 +49,6 @@ def no_responders(subject: str) -> bytes:
         b"\r\n\r\n"
 
 
-JS_PREFIX = "$JS."
 AUTHORIZATION_VIOLATION = "Authorization Violation"
 INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
@@ -169,18 +168,12 @@ class Client(Conn, asyncio.Protocol):
         server = self.server
         self.last_read = time.monotonic()
         self.active = time.time()
-        # from a client with nothing to check on its messages: plain acks nobody but
-        # JetStream sees go straight to the acks waiting (the parser's; what
-        # Account.publish would do, shorter), and publishes outside $JS. in a row are
-        # handled as one run
-        quick = self._shortcuts()
-        quick_msgs = quick_bytes = 0
-        run: list = []      # publishes outside $JS. in a row: handled together
+        self._plain_acks()
         lowered = -1        # a max_payload a CONNECT in this read lowered
         parser = self.parser
-        # the parser delivers the publishes the core has plans for itself, and stops
-        # before one when operations came first (parser.more): those are handled here,
-        # in order, before it reads on
+        # the parser delivers (and stores) the publishes the core has plans for itself,
+        # takes the plain acks, and stops before either when operations came first
+        # (parser.more): those are handled here, in order, before it reads on
         ops = parser.feed(data)
         while True:
             stopped = False
@@ -190,15 +183,6 @@ class Client(Conn, asyncio.Protocol):
                     if not self.authorized and kind != protocol.CONNECT:
                         self.error_and_close(AUTHORIZATION_VIOLATION)
                         return
-                    if kind == protocol.PUB and quick and not op[1].startswith(JS_PREFIX) \
-                            and (op[2] is None or not op[2].startswith(RESERVED_REPLY)):
-                        run.append(op[1:])
-                        quick_msgs += 1
-                        quick_bytes += len(op[4]) + (len(op[3]) if op[3] else 0)
-                        continue
-                    if run:
-                        self.account.publish_run(self, run)
-                        run = []
                     if kind == protocol.PUB:
                         if lowered >= 0 and len(op[4]) + len(op[3] or b"") > lowered:
                             self.error_and_close(protocol.MAX_PAYLOAD)
@@ -210,7 +194,7 @@ class Client(Conn, asyncio.Protocol):
                         if self.acks:
                             self.apply_acks()
                         self._sub(op[1], op[2], op[3])
-                        quick = self._shortcuts()
+                        self._plain_acks()
                     elif kind == protocol.UNSUB:
                         if self.acks:
                             self.apply_acks()
@@ -226,12 +210,12 @@ class Client(Conn, asyncio.Protocol):
                         if not self._connect(op[1]):
                             stopped = True
                             break
-                        quick = self._shortcuts()
+                        self._plain_acks()
                         if parser.max_payload < server.max_payload:
                             # its account's max_payload: the parser took what follows the
                             # CONNECT in this read under the server's, so it is checked
                             # here
-                            lowered, quick = parser.max_payload, False
+                            lowered = parser.max_payload
                     elif kind == protocol.PONG:
                         if self.timers is not None:
                             self.timers.pong()
@@ -243,19 +227,10 @@ class Client(Conn, asyncio.Protocol):
                                                  protocol.CONNECT):
                         self.write(protocol.OK_FRAME)
                 except Exception:               # a bug: logged; the client stays connected
-                    run = []
                     self.internal_error(op)
-            if run:
-                try:
-                    self.account.publish_run(self, run)
-                except Exception:
-                    self.internal_error(run[0])
-                run = []
             if stopped or not parser.more:
                 break
             ops = parser.feed(b"")
-        if quick_msgs:
-            self.tally_in(quick_msgs, quick_bytes)
         if self.acks:
             # what this read asked for goes out first; its acks are applied while the
             # client reads that
@@ -314,14 +289,14 @@ class Client(Conn, asyncio.Protocol):
         self.parser.interest = (self.account.interest if self.authorized and not self.guard
                                 else None)
 
-    def _shortcuts(self) -> bool:
-        """Whether this client's PUBs may take data_received's short ways: JetStream is
-        on, nobody watches ack subjects, and nothing is checked per message (verbose,
-        pedantic, permissions).  The parser takes its plain acks then."""
-        quick = (self.account.router is not None and not self.account.table.ack_watchers
-                 and not (self.verbose or self.pedantic or self.guard))
-        self.parser.take_acks = quick and self.authorized
-        return quick
+    def _plain_acks(self) -> None:
+        """Have the parser take this client's plain acks (see Parser.take_acks) while
+        nobody but JetStream sees them: JetStream is on, nobody subscribes to ack
+        subjects, and nothing is checked per message (verbose, pedantic, permissions)."""
+        self.parser.take_acks = (
+            self.authorized and self.account.router is not None
+            and not self.account.table.ack_watchers
+            and not (self.verbose or self.pedantic or self.guard))
 
     # -- operations ---------------------------------------------------------------------------
     def _connect(self, payload: bytes) -> bool:
