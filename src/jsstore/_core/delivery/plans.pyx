@@ -57,6 +57,43 @@ cdef inline const char* _chars(object wire, Py_ssize_t* n) except NULL:
     return PyUnicode_AsUTF8AndSize(wire, n)
 
 
+cdef struct _Message:
+    const char* subject
+    Py_ssize_t subject_len
+    const char* reply
+    Py_ssize_t reply_len
+    const char* hdr
+    Py_ssize_t hdr_len
+    const char* data
+    Py_ssize_t data_len
+
+
+cdef tuple _message(object subject, object reply, object hdr, object payload,
+                    _Message* m):
+    """A message of Python objects (str or bytes subject and reply, bytes-like headers and
+    payload) as the pointers put_msg and Plan.deliver take; the objects they point into,
+    which the caller keeps while it uses them."""
+    subject = _wire(subject)
+    m.subject = _chars(subject, &m.subject_len)
+    m.reply = NULL
+    m.reply_len = 0
+    if reply:
+        reply = _wire(reply)
+        m.reply = _chars(reply, &m.reply_len)
+    m.hdr = NULL
+    m.hdr_len = 0
+    if hdr:
+        if type(hdr) is not bytes:
+            hdr = bytes(hdr)
+        m.hdr = PyBytes_AS_STRING(hdr)
+        m.hdr_len = PyBytes_GET_SIZE(hdr)
+    if type(payload) is not bytes:
+        payload = bytes(payload)
+    m.data = PyBytes_AS_STRING(payload)
+    m.data_len = PyBytes_GET_SIZE(payload)
+    return (subject, reply, hdr, payload)
+
+
 cdef class Totals:
     """The server's message counters (see plans.pxd)."""
 
@@ -178,25 +215,14 @@ cdef class Conn:
                               object hdr, object payload) except -1:
         """put_msg of Python objects (str or bytes subjects, any bytes-like payload);
         the bytes it counts (headers it sent, payload)."""
-        cdef Py_ssize_t subject_len, reply_len = 0, hdr_len = 0
-        cdef const char* reply_s = NULL
-        cdef const char* hdr_s = NULL
-        subject = _wire(subject)
-        cdef const char* subject_s = _chars(subject, &subject_len)
-        if reply:
-            reply = _wire(reply)
-            reply_s = _chars(reply, &reply_len)
-        if hdr and self.headers:
-            if type(hdr) is not bytes:
-                hdr = bytes(hdr)
-            hdr_s = PyBytes_AS_STRING(hdr)
-            hdr_len = PyBytes_GET_SIZE(hdr)
-        if type(payload) is not bytes:
-            payload = bytes(payload)
-        self.put_msg(subject_s, subject_len, PyBytes_AS_STRING(sub.sid_wire),
-                     PyBytes_GET_SIZE(sub.sid_wire), reply_s, reply_len, hdr_s, hdr_len,
-                     PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload))
-        return hdr_len + PyBytes_GET_SIZE(payload)
+        cdef _Message m
+        cdef tuple keep = _message(subject, reply, hdr, payload, &m)
+        if not self.headers:
+            m.hdr_len = 0
+        self.put_msg(m.subject, m.subject_len, PyBytes_AS_STRING(sub.sid_wire),
+                     PyBytes_GET_SIZE(sub.sid_wire), m.reply, m.reply_len, m.hdr, m.hdr_len,
+                     m.data, m.data_len)
+        return m.hdr_len + m.data_len
 
     cdef _delivered(self, Subscription sub, int64_t count, int64_t size):
         self.count_out(count, size)
@@ -416,29 +442,16 @@ cdef class Interest:
         `subject` (Python's deliveries: answers, JetStream's messages, the publishes the
         core declined); how many subscriptions got it, or -1 when `target` has no plan
         (the caller then matches it itself).  Nothing is stored: delivery only."""
-        cdef Py_ssize_t target_len, subject_len, reply_len = 0, hdr_len = 0
-        cdef const char* reply_s = NULL
-        cdef const char* hdr_s = NULL
+        cdef Py_ssize_t target_len
+        cdef _Message m
         target = _wire(target)
         cdef const char* target_s = _chars(target, &target_len)
         cdef Plan plan = self.plan(target_s, target_len)
         if plan is None:
             return -1
-        subject = _wire(subject)
-        cdef const char* subject_s = _chars(subject, &subject_len)
-        if reply:
-            reply = _wire(reply)
-            reply_s = _chars(reply, &reply_len)
-        if hdr:
-            if type(hdr) is not bytes:
-                hdr = bytes(hdr)
-            hdr_s = PyBytes_AS_STRING(hdr)
-            hdr_len = PyBytes_GET_SIZE(hdr)
-        if type(payload) is not bytes:
-            payload = bytes(payload)
-        return plan.deliver(origin, &self.rng, subject_s, subject_len, reply_s, reply_len,
-                            hdr_s, hdr_len, PyBytes_AS_STRING(payload),
-                            PyBytes_GET_SIZE(payload))
+        cdef tuple keep = _message(subject, reply, hdr, payload, &m)
+        return plan.deliver(origin, &self.rng, m.subject, m.subject_len, m.reply,
+                            m.reply_len, m.hdr, m.hdr_len, m.data, m.data_len)
 
     cdef Py_ssize_t publish(self, Plan plan, Conn origin,
                             const char* subject, Py_ssize_t subject_len,
