@@ -214,3 +214,15 @@ def test_each_message_reaches_one_member_of_a_queue_group():
     members[0].closed = True
     parser.feed(_pubs(b"q", 100))
     assert members[0].out_msgs == counts[0] and sum(c.out_msgs for c in members) == 500
+
+
+def test_compiled_plans_must_be_plans():
+    """A compile callback that gives anything but a Plan or None is a bug, said at once
+    (the core would otherwise read it as a plan)."""
+    interest = Interest(lambda subject: "plan", lambda head: 42, lambda *a: None)
+    for subject in (b"a.b", b"a"):
+        try:
+            interest.plan_for(subject)
+        except TypeError:
+            continue
+        raise AssertionError(f"{subject!r}: a compiled non-plan was taken")

@@ -422,6 +422,8 @@ cdef class Interest:
             found = PyDict_GetItem(self.heads, head)
             if found == NULL:
                 made = self.compile_head(head.decode("utf-8", "surrogateescape"))
+                if made is not None and not isinstance(made, Plan):
+                    raise TypeError("compile_head() gives a Plan or None")
                 if len(self.heads) >= _CACHE_LIMIT:
                     self.heads.clear()
                 PyDict_SetItem(self.heads, head, made)
