@@ -1,7 +1,10 @@
-"""The bulk paths of consuming against the plain ones they replace:
-
-- a read's plain acks grouped by consumer, applied in C (AckState.ack_explicit_run) with
-  one gather per consumer (jsstore.consumer.ackbatch), against one ack at a time.
+"""A read's plain acks (Router.ack_many: grouped by consumer, taken apart and applied in
+C by AckState.ack_explicit_run, one signal per consumer) against the same acks sent one at
+a time (each its own $JS.ACK message, Acknowledgements.process), each step handled as the
+server handles a read: the consumers' signals deferred to its end
+(jsstore.jetstream.signals), where each consumer gathers once.  (Gathering at once after
+each ack, as a library call does, lets one ack's deliveries come before the next ack;
+nats-server's consumers deliver from their own goroutine, whenever it runs.)
 
 Each consumer must see the same deliveries (ack subjects included) in the same order, and
 every consumer's info must be the same after every step."""
@@ -15,7 +18,6 @@ from hypothesis import strategies as st
 
 import jsstore
 from clocks import SECOND, Clock
-from jsstore.consumer import ackbatch
 
 CONSUMERS = {
     # pull consumers, filtered and not, one stalling on max_ack_pending
@@ -59,14 +61,18 @@ def run(ops, retention: str, grouped: bool, consumers: dict | None = None):
     subs += [js.bus.subscribe(consumers[name]["deliver_subject"], taker(name))
              for name in names if "deliver_subject" in consumers[name]]
     router = js.router()
-    original = ackbatch.by_consumer, ackbatch.from_parsed
-    if not grouped:
-        ackbatch.by_consumer = lambda found: None
-        ackbatch.from_parsed = lambda parsed, find: None
+
+    def acks(subjects):
+        if grouped:
+            router.ack_many(subjects)
+        else:
+            for subject in subjects:
+                router.dispatch(subject, b"", None, lambda hdr, body: None, None)
     states = []
     try:
         for op, arg, seed in ops:
             rnd = random.Random(seed)
+            assert js.signals.defer()
             if op == "pub":
                 for i in range(arg + 1):
                     js.publish(f"s.{(arg + i) % 3}", b"m%d" % i)
@@ -92,14 +98,14 @@ def run(ops, retention: str, grouped: bool, consumers: dict | None = None):
                 for subject in picked:
                     if subject in outstanding:
                         outstanding.remove(subject)
-                router.ack_many(picked)
+                acks(picked)
             elif op == "stale" and outstanding:
                 outstanding.sort()
                 # acks naming what was never delivered, between real ones
                 subject = outstanding[arg % len(outstanding)]
                 tokens = subject.split(".")
                 tokens[5] = str(int(tokens[5]) + 1000)
-                router.ack_many([subject, ".".join(tokens), subject])
+                acks([subject, ".".join(tokens), subject])
             elif op == "nak" and outstanding:
                 outstanding.sort()
                 subject = outstanding.pop(arg % len(outstanding))
@@ -113,9 +119,9 @@ def run(ops, retention: str, grouped: bool, consumers: dict | None = None):
                     js.delete_msg("S", seq)
                 except Exception:
                     pass
+            js.signals.settle()
             states.append([_info(js, name) for name in names])
     finally:
-        ackbatch.by_consumer, ackbatch.from_parsed = original
         for sub in subs:
             sub.unsubscribe()
         js.close()
@@ -131,12 +137,9 @@ def _info(js, name):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(OPS, st.sampled_from(["limits", "limits", "limits", "interest", "workqueue"]))
 def test_grouped_acks_match_one_by_one(ops, retention):
-    if retention == "workqueue":
-        # (a work queue takes no overlapping consumers: the unfiltered pull one alone)
-        only_b = {"B": CONSUMERS["B"]}
-        assert run(ops, retention, True, only_b) == run(ops, retention, False, only_b)
-        return
-    assert run(ops, retention, True) == run(ops, retention, False)
+    # (a work queue takes no overlapping consumers: the unfiltered pull one alone)
+    consumers = {"B": CONSUMERS["B"]} if retention == "workqueue" else None
+    assert run(ops, retention, True, consumers) == run(ops, retention, False, consumers)
 
 
 CAUGHT_UP = {name: CONSUMERS[name] for name in ("A", "C", "P")}
@@ -148,7 +151,7 @@ CAUGHT_UP_OPS = st.lists(st.tuples(st.sampled_from(["pub", "drain", "acks", "ack
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(CAUGHT_UP_OPS)
 def test_grouped_acks_of_caught_up_consumers_match_one_by_one(ops):
-    """Consumers that have looked at every message: the reads that do go grouped."""
+    """Consumers that have looked at every message."""
     assert run(ops, "limits", True, CAUGHT_UP) == run(ops, "limits", False, CAUGHT_UP)
 
 
@@ -182,17 +185,17 @@ def _gathers(backlog: int) -> tuple[int, object]:
 
 def test_a_caught_up_push_consumer_gathers_once_per_read():
     """The point of grouping: 200 acks of a push consumer with nothing left to deliver,
-    one gather (one by one, each ack gathers)."""
+    one gather (one by one, each ack would gather)."""
     calls, info = _gathers(0)
     assert calls == 1
     assert info.ack_floor.stream_seq == 200 and info.num_ack_pending == 0
 
 
-def test_a_stalled_push_consumer_gathers_after_each_ack():
-    """With messages waiting behind max_ack_pending, each ack delivers the next one at
-    once (which moves the ack floors the following acks find): one by one."""
+def test_a_stalled_push_consumer_gathers_once_per_read():
+    """With messages waiting behind max_ack_pending, the 200 acks make room for 150 more
+    and one gather delivers them all."""
     calls, info = _gathers(150)
-    assert calls == 200
+    assert calls == 1
     assert info.delivered.stream_seq == 350 and info.num_ack_pending == 150
 
 
@@ -236,8 +239,8 @@ NAME = st.sampled_from(["S", "C", "D", "", "\u00e9"])
 
 
 def _reference(subjects):
-    """What the Python path takes as plain v1 acks (jsstore.consumer.ackbatch.by_consumer's
-    checks), grouped as plain_v1_acks groups them; None when one is not."""
+    """The plain v1 acks plain_v1_acks takes (its module's rules, in Python), grouped as it
+    groups them; None when one is not."""
     groups: dict = {}
     for subject in subjects:
         tokens = subject.split(".")
@@ -266,3 +269,18 @@ def _reference(subjects):
 def test_plain_v1_acks_takes_what_the_python_path_takes(subjects):
     from jsstore._core.wire.ackparse import plain_v1_acks
     assert plain_v1_acks(subjects) == _reference(subjects)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(NAME, NAME, NUMBER, NUMBER, NUMBER, NUMBER, NUMBER).map(
+    lambda t: "$JS.ACK." + ".".join(t)), min_size=1, max_size=4))
+def test_plain_v1_acks_reads_the_seqs_ack_reply_info_reads(subjects):
+    """A group's seqs are those the one-by-one path (Acknowledgements.process) reads."""
+    from jsstore._core.wire.ackparse import plain_v1_acks
+    from jsstore.wire.ackreply import ack_reply_info
+    groups = plain_v1_acks(subjects)
+    if groups is None:
+        return
+    for _, _, stream_seqs, delivery_seqs, taken in groups:
+        for sseq, dseq, subject in zip(stream_seqs, delivery_seqs, taken):
+            assert ack_reply_info(subject)[:2] == (sseq, dseq)

@@ -1,8 +1,11 @@
-"""The batched delivery run (Consumer._gather_run) against the message-by-message loop:
-the same operations give the same deliveries, ack subjects and consumer info."""
+"""The runs of first deliveries made in C (Consumer._deliver_run: runs.take_run) against
+the message-by-message loop: the same operations give the same deliveries, ack subjects
+and consumer info, for pull requests (over the bus and an embedded fetch's sink) and push
+consumers alike."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,27 +19,36 @@ OPS = st.lists(st.tuples(st.sampled_from(["pub", "fetch", "ack", "nak", "term", 
                          st.integers(0, 7)), max_size=40)
 
 
-def run(ops, config, fast: bool | str, stream_config=None):
-    """`fast`: True (the run, its messages made in C where it can), "python" (the run's
-    Python loop only), False (the message-by-message loop only)."""
+def run(ops, config, fast: bool, stream_config=None):
+    """`fast`: runs where they may go (False: the message-by-message loop only).  With a
+    deliver_subject in `config` the consumer is a push one: what it delivers is acked,
+    nak'ed or terminated as fetched messages are."""
     clock = Clock()
     js = jsstore.open(clock=clock)
     js.add_stream(name="S", subjects=["s.*"], **(stream_config or {}))
     js.add_consumer("S", durable_name="C", **config)
-    sub = js.pull_subscribe("s.*", "C", stream="S")
+    push = "deliver_subject" in config
     seen, outstanding = [], []
-    inbox = js.bus.subscribe("_bus", lambda m: seen.append(("bus", m.subject, m.reply, m.hdr)))
-    original, block_store = Consumer._gather_run, consumer_module.BlockStore
+    router = js.router()
+    if push:
+        def pushed(m):
+            seen.append(("push", m.subject, m.reply, m.hdr))
+            if m.reply and m.reply.startswith("$JS.ACK."):  # (not heartbeats, flow control)
+                outstanding.append(m.reply)
+        inbox = js.bus.subscribe(config["deliver_subject"], pushed)
+    else:
+        sub = js.pull_subscribe("s.*", "C", stream="S")
+        inbox = js.bus.subscribe("_bus", lambda m: seen.append(("bus", m.subject, m.reply,
+                                                                m.hdr)))
+    original = Consumer._runs_now
     if not fast:
-        Consumer._gather_run = lambda self, wr, now: False
-    elif fast == "python":
-        consumer_module.BlockStore = type("NotABlockStore", (), {})
+        Consumer._runs_now = lambda self: False
     try:
         for op, arg in ops:
             if op == "pub":
                 for i in range(arg + 1):
                     js.publish(f"s.{(arg + i) % 3}", b"m%d" % i)
-            elif op == "fetch":
+            elif op == "fetch" and not push:
                 try:
                     got = sub.fetch(arg + 1, timeout=0)
                 except TimeoutError:
@@ -46,7 +58,11 @@ def run(ops, config, fast: bool | str, stream_config=None):
                 outstanding.extend(got)
             elif op in ("ack", "nak", "term") and outstanding:
                 msg = outstanding.pop(arg % len(outstanding))
-                getattr(msg, op)()
+                if push:
+                    payload = {"ack": b"", "nak": b"-NAK", "term": b"+TERM"}[op]
+                    router.dispatch(msg, payload, None, lambda hdr, body: None, None)
+                else:
+                    getattr(msg, op)()
             elif op == "delete":
                 try:
                     js.delete_msg("S", arg * 2 + 1)
@@ -55,15 +71,15 @@ def run(ops, config, fast: bool | str, stream_config=None):
             elif op == "advance":
                 clock.advance(arg * 5 * SECOND)
                 js.tick()
-            elif op == "pull_bus":
-                js.router().dispatch("$JS.API.CONSUMER.MSG.NEXT.S.C",
-                                      b'{"batch":%d,"expires":%d}' % (arg + 1, SECOND),
-                                      None, lambda hdr, body: None, "_bus")
+            elif op == "pull_bus" and not push:
+                router.dispatch("$JS.API.CONSUMER.MSG.NEXT.S.C",
+                                b'{"batch":%d,"expires":%d}' % (arg + 1, SECOND),
+                                None, lambda hdr, body: None, "_bus")
             info = js.consumer_info("S", "C")
             seen.append((info.delivered, info.ack_floor, info.num_ack_pending,
                          info.num_redelivered, info.num_pending, info.num_waiting))
     finally:
-        Consumer._gather_run, consumer_module.BlockStore = original, block_store
+        Consumer._runs_now = original
         inbox.unsubscribe()
         js.close()
     return seen
@@ -87,17 +103,33 @@ def test_batched_delivery_matches_the_loop(ops, config):
                              {"ack_policy": "explicit", "max_deliver": 2,
                               "ack_wait": 10 * SECOND}]),
        st.sampled_from([{}, {"max_msgs": 6}, {"max_msgs_per_subject": 2}]))
-def test_runs_made_in_c_match_the_python_run_and_the_loop(ops, config, stream_config):
-    """The run's messages made by pullrun.take_run: the same deliveries, ack subjects and
-    consumer info as the run's Python loop and the message-by-message loop, with deletes
-    and stream limits removing messages on the way."""
-    fast = run(ops, config, True, stream_config)
-    assert fast == run(ops, config, "python", stream_config)
-    assert fast == run(ops, config, False, stream_config)
+def test_runs_match_the_loop_as_the_stream_loses_messages(ops, config, stream_config):
+    """Deletes and stream limits removing messages on the way."""
+    assert run(ops, config, True, stream_config) == run(ops, config, False, stream_config)
 
 
-def test_a_plain_pull_batch_is_made_in_c(monkeypatch):
-    """The run made in C is the one taken for a plain pull request."""
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(OPS, st.sampled_from([{"ack_policy": "explicit"},
+                             {"ack_policy": "explicit", "max_ack_pending": 3},
+                             {"ack_policy": "all", "filter_subject": "s.1"},
+                             {"ack_policy": "explicit", "filter_subjects": ["s.0", "s.2"],
+                              "max_deliver": 2, "ack_wait": 10 * SECOND},
+                             {"ack_policy": "none"},
+                             {"ack_policy": "explicit", "headers_only": True},
+                             {"ack_policy": "explicit", "idle_heartbeat": 5 * SECOND,
+                              "flow_control": True},
+                             {"ack_policy": "explicit", "rate_limit_bps": 8000}]),
+       st.sampled_from([{}, {"max_msgs": 6}]))
+def test_push_runs_match_the_loop(ops, config, stream_config):
+    config = dict(config, deliver_subject="d.c")
+    assert run(ops, config, True, stream_config) == run(ops, config, False, stream_config)
+
+
+@pytest.mark.parametrize("config", [{"ack_policy": "explicit"},
+                                    {"ack_policy": "explicit", "deliver_subject": "d.c"}])
+def test_runs_are_taken(monkeypatch, config):
+    """The runs made in C are the ones taken for a plain pull request and a push
+    consumer."""
     calls = []
     real = consumer_module.take_run
 
@@ -106,5 +138,5 @@ def test_a_plain_pull_batch_is_made_in_c(monkeypatch):
         return real(*args)
     monkeypatch.setattr(consumer_module, "take_run", counted)
     ops = [("pub", 7), ("pull_bus", 7), ("ack", 0), ("pub", 7), ("pull_bus", 7)]
-    seen = run(ops, {"ack_policy": "explicit"}, True)
-    assert calls and sum(1 for entry in seen if entry[0] == "bus") == 16
+    seen = run(ops, config, True)
+    assert calls and sum(1 for entry in seen if entry[0] in ("bus", "push")) == 16

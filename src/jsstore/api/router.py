@@ -23,7 +23,7 @@ from jsstore.api.cluster import cluster_only_type
 from jsstore.api.consumers import ConsumerApi
 from jsstore.api.direct import direct_get
 from jsstore.api.streams import StreamApi
-from jsstore.consumer import ackbatch, pullrequests
+from jsstore.consumer import pullrequests
 from jsstore.deferred import deferred
 from jsstore.gocompat import json as gojson
 from jsstore.stream import advisories
@@ -207,51 +207,31 @@ class Router:
 
     def _ack(self, subject: str, payload: bytes, reply: str | None, send: Send) -> bool:
         """$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<dseq>.<ts>.<pending>: an ack."""
-        tokens = subject.split(".")
         with self.lock:
-            consumer = self._ack_consumer_locked(tokens)
+            consumer = self._ack_consumer_locked(subject.split("."))
             if consumer is None:
                 return False
-            if _apply_ack(consumer, tokens, subject, payload, reply or "") and reply:
+            if consumer.acknowledgements.process(subject, payload, reply or "") and reply:
                 send(None, b"")         # the double ack: applied
         return True
 
     def ack_many(self, subjects: list[str]) -> None:
-        """Plain acks (empty or ``+ACK``, no reply subject) applied in order under one
-        lock: the server hands over those one read brought (see Server.publish)."""
+        """Plain acks (empty or ``+ACK``, no reply subject) of one read, under one lock:
+        each consumer's in the order sent (Acknowledgements.ack_run) when all are v1 ack
+        subjects (taken apart in C), else one by one in order."""
         with self.lock:
-            if len(subjects) > 1:
-                parsed = plain_v1_acks(subjects)     # (None: not all plain v1 acks)
-                groups = (ackbatch.from_parsed(parsed, self.js.consumers.find_locked)
-                          if parsed is not None else None)
-                if groups is not None:
-                    self._apply_runs_locked(groups)
-                    return
-            found = []
-            for subject in subjects:
-                tokens = subject.split(".")
-                consumer = self._ack_consumer_locked(tokens)
-                if consumer is not None:
-                    found.append((consumer, tokens, subject))
-            groups = ackbatch.by_consumer(found) if len(found) > 1 else None
-            if groups is None:
-                for consumer, tokens, subject in found:
-                    _apply_ack(consumer, tokens, subject, b"", "")
+            parsed = plain_v1_acks(subjects)
+            if parsed is None:
+                for subject in subjects:
+                    consumer = self._ack_consumer_locked(subject.split("."))
+                    if consumer is not None:
+                        consumer.acknowledgements.process(subject, b"")
                 return
-            self._apply_runs_locked(groups)
-
-    @staticmethod
-    def _apply_runs_locked(groups: dict) -> None:
-        """Each consumer's run of acks (ackbatch.AckRun), then its one gather."""
-        for consumer, run in groups.items():
-            if not run.grouped:
-                for tokens, subject in run.acks:
-                    _apply_ack(consumer, tokens, subject, b"", "")
-                continue
-            if not consumer.acknowledgements.ack_run(run.stream_seqs, run.delivery_seqs):
-                for tokens, subject in run.acks:
-                    _apply_ack(consumer, tokens, subject, b"", "", gather=False)
-            ackbatch.gather_after(consumer)
+            find = self.js.consumers.find_locked
+            for stream, name, stream_seqs, delivery_seqs, acked in parsed:
+                consumer = find(stream, name)
+                if consumer is not None:
+                    consumer.acknowledgements.ack_run(stream_seqs, delivery_seqs, acked)
 
     def _ack_consumer_locked(self, tokens: list[str]):
         """The consumer an ack subject's tokens name (v1 or v2 form), or None."""
@@ -356,19 +336,3 @@ class Router:
             if unanswered(exc):
                 return NO_ANSWER
             return pub_error_json(stream.name, exc)
-
-
-def _apply_ack(consumer, tokens: list[str], subject: str, payload: bytes, reply: str,
-               gather: bool = True) -> bool:
-    """One ack to `consumer` (the JetStream lock held); whether a double ack is owed.
-    Without `gather`, the caller gathers after a run of acks (ackbatch.gather_after)."""
-    if len(tokens) == 9 and (not payload or payload == b"+ACK"):
-        # the common case, a plain ack of a v1 subject with sane numbers
-        delivered, sseq, dseq = tokens[4], tokens[5], tokens[6]
-        if (delivered.isdigit() and sseq.isdigit() and dseq.isdigit()
-                and len(delivered) < 19 and len(sseq) < 19 and len(dseq) < 19
-                and (delivered + sseq + dseq).isascii()
-                and tokens[7].isdigit() and tokens[8].isdigit() and int(sseq)):
-            return consumer.acknowledgements.ack(int(sseq), int(dseq), int(delivered),
-                                                 gather=gather)
-    return consumer.acknowledgements.process(subject, payload, reply)

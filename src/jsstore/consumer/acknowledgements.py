@@ -195,10 +195,10 @@ class Acknowledgements:
 
     # -- acknowledgements -----------------------------------------------------------------
     def ack(self, stream_seq: int, delivery_seq: int, deliveries: int, *,
-            sample: bool = True, gather: bool = True) -> bool:
+            sample: bool = True) -> bool:
         """processAckMsg: +ACK (and the ack half of +NXT and +TERM). Returns whether it
-        was applied (an ack with a reply subject is answered once applied).  Without
-        `gather` the caller gathers once after a run of acks (jsstore.consumer.ackbatch)."""
+        was applied (an ack with a reply subject is answered once applied).  A consumer
+        that may deliver more now is signalled (Consumer.owner.signal)."""
         consumer = self.consumer
         if consumer.closed:
             return False
@@ -247,22 +247,30 @@ class Acknowledgements:
             stream.ack(consumer.name, stream_seq)
             for seq in acked_all:
                 stream.ack(consumer.name, seq)
-        if gather and consumer.max_ack_pending > 0 and (
+        if consumer.max_ack_pending > 0 and (
                 consumer.pull is None or consumer.pull.waiting):
-            consumer.gather()           # a stall on max_ack_pending may be over
+            consumer.owner.signal(consumer)     # a stall on max_ack_pending may be over
         if consumer.delete_threshold > 0:
             consumer.delete_timer.activity()
         return True
 
-    def ack_run(self, stream_seqs: list[int], delivery_seqs: list[int]) -> bool:
-        """`ack` (without its gather) for each of a run of plain acks of delivered messages,
-        in order, the per-message work in C, when the consumer acks explicitly, samples no
-        acks and its store has the run (jsstore.consumer.ackbatch makes sure of the rest).
-        False, with nothing done, when it cannot."""
+    def ack_run(self, stream_seqs: list[int], delivery_seqs: list[int],
+                subjects: list[str]) -> None:
+        """Plain acks (no reply, an empty or +ACK payload) of v1 subjects, in the order
+        sent: `subjects` and their stream and delivery seqs (taken apart in C,
+        jsstore._core.wire.ackparse).  Each is applied as `ack` would; when the consumer
+        acks explicitly, samples no acks, its store takes a run and every ack names a
+        delivered message, in one go in C, else one by one (`process`).  The consumer is
+        signalled once after them."""
         consumer = self.consumer
+        if consumer.closed:
+            return
         run = getattr(self.store, "ack_explicit_run", None)
-        if run is None or consumer.sample_percent or consumer.ack_policy != "explicit":
-            return False
+        if (run is None or consumer.ack_policy != "explicit" or consumer.sample_percent
+                or max(stream_seqs) >= consumer.next_stream_seq):
+            for subject in subjects:
+                self.process(subject, b"")
+            return
         self.ack_floor_delivery, self.ack_floor_stream = run(
             stream_seqs, delivery_seqs, (self.ack_floor_delivery, self.ack_floor_stream),
             (consumer.next_delivery_seq, consumer.next_stream_seq))
@@ -275,9 +283,14 @@ class Acknowledgements:
             for seq in stream_seqs:
                 queue.pop(seq, None)
         self.last_acked_at = consumer.clock()
+        stream = consumer.stream
+        if stream.retention is not None:
+            for seq in stream_seqs:
+                stream.ack(consumer.name, seq)
+        if consumer.max_ack_pending > 0 and (consumer.pull is None or consumer.pull.waiting):
+            consumer.owner.signal(consumer)
         if consumer.delete_threshold > 0:
             consumer.delete_timer.activity()
-        return True
 
     def _store_ack(self, delivery_seq: int, stream_seq: int) -> None:
         try:
@@ -319,7 +332,7 @@ class Acknowledgements:
             return
         if stream_seq not in self.redelivery_queue:
             self.redelivery_queue[stream_seq] = None
-        consumer.gather()
+        consumer.owner.signal(consumer)
 
     def progress(self, stream_seq: int) -> None:
         """+WPI: the ack wait starts again."""

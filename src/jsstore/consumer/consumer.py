@@ -28,8 +28,11 @@ collaborators, each with its own state and a few named methods:
   flow control, idle heartbeats, replay and rate pacing.
 
 Its owner (the JetStream's consumer registry) gives it a clock, a bus,
-``schedule(due, consumer)`` and ``consumer_inactive(consumer)``; the owner ticks a consumer
-only when it said something is due (``schedule``, or what ``tick`` returned).  Every method runs under the owning JetStream's lock.
+``schedule(due, consumer)``, ``consumer_inactive(consumer)`` and ``signal(consumer)``
+(a stored message or an ack may let the consumer deliver more: it gathers then, or once the
+read of a client being handled is done, jsstore.jetstream.signals); the owner ticks a
+consumer only when it said something is due (``schedule``, or what ``tick`` returned).
+Every method runs under the owning JetStream's lock.
 
 Where jsstore differs: the pending timestamps written to ``o.dat`` are delivery times
 (nats-server writes the message's own timestamp there and keeps delivery times in
@@ -42,7 +45,7 @@ import random
 
 import msgspec
 
-from jsstore._core.delivery.pullrun import take_run
+from jsstore._core.delivery.runs import take_run
 from jsstore._core.storage.engine import BlockStore
 from jsstore._core.storage.subjects import _subject_matches, is_subset_match
 from jsstore.consumer import events as consumerevents
@@ -51,6 +54,8 @@ from jsstore.consumer.acknowledgements import TERM_LIMITS_REASON, Acknowledgemen
 from jsstore.consumer.delivery import (
     FIRST_HANDOVER,
     MAX_ACK_PENDING,
+    RUN,
+    RUN_ACK_POLICIES,
     headers_only,
     reset_refusal,
     starting_position,
@@ -105,7 +110,7 @@ class Consumer:
     """A consumer of one stream (pull when it has no deliver_subject, else push)."""
 
     def __init__(self, owner, stream, name: str, config, store, created_ns: int):
-        self.owner = owner              # the registry: clock, bus, schedule, consumer_inactive
+        self.owner = owner      # the registry: clock, bus, schedule, consumer_inactive, signal
         self.clock = owner.clock        # Unix ns
         self.bus = owner.bus            # where deliveries, statuses and advisories go
         self.stream = stream            # jsstore.stream.stream.Stream
@@ -260,7 +265,7 @@ class Consumer:
         if seq > self.pending_counted_through:
             self.pending_count += 1
         if seq >= self.next_stream_seq:
-            self.gather()
+            self.owner.signal(self)
 
     def on_removed(self, seq: int, subject: str) -> None:
         """A message was deleted (decStreamPending): one fewer to deliver, or, when it was
@@ -303,22 +308,27 @@ class Consumer:
     def gather(self) -> None:
         """Deliver while someone wants messages and there are some (loopAndGatherMsgs):
         redeliveries first, then the last-per-subject list, then the next stored message
-        matching the filters.  The common pull case (one plain request) is served in runs
-        by ``_gather_run``."""
+        matching the filters.  First deliveries in stream order go in runs made in C
+        (``_deliver_run``) to a push consumer's deliver subject or a plain pull request
+        waiting alone, when nothing needs a look at each message; the loop below is for
+        everything else."""
         clock = self.clock
         pull, push = self.pull, self.push
         while not self.closed:
             now = clock()
             if self.pause_due and now < self.pause_due:
                 return
+            runs = self._runs_now()
             if pull is not None:
                 waiting = pull.waiting
                 if not waiting:
                     return
-                if (len(waiting) == 1 and self.plain_pull and self.last_per_subject_seqs is None
-                        and not self.acknowledgements.redelivery_queue and not self.headers_only
-                        and self.ack_policy != "none" and self._gather_run(waiting.peek(), now)):
-                    continue
+                if runs and len(waiting) == 1 and self.plain_pull:
+                    wr = waiting.peek()
+                    if (not wr.max_bytes and not (wr.expires and now >= wr.expires)
+                            and (wr.sink is not None or self.bus.has_interest(wr.reply))
+                            and self._deliver_run(wr.reply, now, wr)):
+                        continue
             else:
                 if not push.active:
                     self.interest_changed()
@@ -326,6 +336,8 @@ class Consumer:
                         return
                 if not push.ready(now):
                     return
+                if runs and push.plain() and self._deliver_run(push.deliver_subject, now):
+                    continue
             msg, deliveries, err = self._next_msg()
             if msg is None:
                 if err is StoreEOF:
@@ -370,134 +382,80 @@ class Consumer:
             if left <= 0 and bytes_left > 0:
                 self.status(deliver_to, pullrequests.batch_completed(left, bytes_left), sink)
 
-    def _gather_run(self, wr: WaitingRequest, now: int) -> bool:
-        """gather's common case in one go: the only waiting request, a plain one (no pins,
-        priorities, byte budget; no redeliveries queued, no headers_only, acks tracked),
-        takes the next messages in stream order.  Exactly what the general loop would do
-        message by message; it stops at anything that loop must look at (end of the
-        stream, max_ack_pending) and returns whether it delivered anything."""
-        if wr.max_bytes or (wr.expires and now >= wr.expires):
-            return False
-        sink = wr.sink
-        bus = self.bus
-        if sink is None and not bus.has_interest(wr.reply):
-            return False
-        load_next = self.stream.store.load_next_msg
-        update_delivered = self.store.update_delivered
-        # first deliveries of new messages are recorded a run at a time (in C) before
-        # they are handed over; `recording` counts toward max_ack_pending meanwhile
-        update_run = (getattr(self.store, "update_delivered_run", None)
-                      if sink is None and self.ack_policy != "none" else None)
-        recording: list[int] = []
-        run_first = 0
-        ack_state, max_ack_pending = self.ack_state, self.max_ack_pending
-        pull = self.pull
-        waiting = pull.waiting
-        load_filter, prefix, reply = self.load_filter, self.ack_prefix, wr.reply
-        if (update_run is not None and len(waiting) == 1
+    def _runs_now(self) -> bool:
+        """Whether the next deliveries may go in a run (``_deliver_run``): first deliveries
+        in stream order (no redelivery queued, no last-per-subject list), each adding a
+        pending entry to a consumer store that records runs, of messages as stored (no
+        headers_only) from a BlockStore, acks tracked (explicit or all)."""
+        ack_state = self.ack_state
+        return (self.ack_policy in RUN_ACK_POLICIES and not self.headers_only
+                and self.last_per_subject_seqs is None
+                and not self.acknowledgements.redelivery_queue
                 and self.next_stream_seq > ack_state.delivered_stream
                 and self.next_delivery_seq > ack_state.ack_floor_consumer
-                and isinstance(self.stream.store, BlockStore)):
-            return self._take_runs(wr, now, update_run)
-        batch: list[Msg] = []
-        sent = 0
-        try:
-            while wr.wanted > 0 and not self.closed:
-                if max_ack_pending > 0 and (
-                        ack_state.num_pending + len(recording) >= max_ack_pending):
-                    break
-                try:
-                    msg, seq = load_next(load_filter, self.next_stream_seq)
-                except StoreEOF:
-                    break
-                self.next_stream_seq = seq + 1
-                self.pending_count -= 1
-                pending = self.pending_count if self.pending_count > 0 else 0
-                delivery_seq = self.next_delivery_seq
-                self.next_delivery_seq = delivery_seq + 1
-                ts = msg.ts
-                ack_reply = f"{prefix}1.{seq}.{delivery_seq}.{ts}.{pending}"
-                waiting.pop()
-                if update_run is not None and (
-                        recording or (seq > ack_state.delivered_stream
-                                      and delivery_seq > ack_state.ack_floor_consumer)):
-                    # (a new pending entry each, as update_delivered would add)
-                    if not recording:
-                        run_first = delivery_seq
-                    recording.append(seq)
-                else:
-                    update_delivered(delivery_seq, seq, 1, now)
-                out = Msg(msg.subject, msg.msg, msg.hdr or None, ack_reply, reply)
-                if sink is not None:
-                    sink(out, (seq, delivery_seq, 1, ts, pending))
-                else:
-                    batch.append(out)
-                    if sent == FIRST_HANDOVER - 1:
-                        # the first few go at once, so the receiver starts on them while
-                        # the rest are read
-                        if recording:
-                            update_run(run_first, recording, now)
-                            recording = []
-                        bus.publish_batch(batch)
-                        batch = []
-                sent += 1
-        finally:
-            if recording:       # (what was taken is recorded, come what may)
-                update_run(run_first, recording, now)
-        if batch:
-            bus.publish_batch(batch)
-        if not sent:
-            return False
-        self.last_delivered_at = now
-        if self.delete_threshold > 0:
-            pull.touch(now)
-        if wr.wanted > 0 and wr.heartbeat:
-            wr.next_heartbeat = now + wr.heartbeat
-        self.acknowledgements.sent(self.next_delivery_seq - 1, self.next_stream_seq - 1, now)
-        return True
+                and isinstance(self.stream.store, BlockStore)
+                and hasattr(self.store, "update_delivered_run"))
 
-    def _take_runs(self, wr: WaitingRequest, now: int, update_run) -> bool:
-        """_gather_run's loop with the messages loaded and made in C (pullrun.take_run):
-        the first FIRST_HANDOVER handed over at once, then the rest of what the request
-        wants, each run recorded (update_delivered_run) before it goes.  Only for first
-        deliveries that all add pending entries (the caller checked), to the outside."""
+    def _deliver_run(self, to: str, now: int, wr: WaitingRequest | None = None) -> bool:
+        """The next messages in stream order as first deliveries to `to`: the reply subject
+        of `wr`, a plain pull request waiting alone (up to what it wants), or the push
+        consumer's deliver subject; up to max_ack_pending.  Loaded and made into bus
+        messages in C (runs.take_run) and recorded (update_delivered_run) a run at a time
+        before they go: the first FIRST_HANDOVER at once (the receiver starts on them
+        while the rest are read), then runs of up to RUN.  What the message-by-message
+        loop would deliver; it stops where that loop must look (the end of the stream,
+        max_ack_pending).  Whether anything went."""
         ack_state, max_ack_pending = self.ack_state, self.max_ack_pending
-        store, bus, waiting = self.stream.store, self.bus, self.pull.waiting
+        store, bus = self.stream.store, self.bus
+        update_run = self.store.update_delivered_run
+        waiting = self.pull.waiting if wr is not None else None
+        sink = wr.sink if wr is not None else None
         sent = 0
-        for part in (FIRST_HANDOVER, 0):
-            limit = wr.wanted if waiting.peek() is wr else 0
+        part = FIRST_HANDOVER
+        while not self.closed:
+            limit = part
+            if wr is not None:
+                limit = min(limit, wr.wanted if waiting.peek() is wr else 0)
             if max_ack_pending > 0:
                 limit = min(limit, max_ack_pending - ack_state.num_pending)
-            if part:
-                limit = min(limit, part)
-            if limit <= 0 or self.closed:
+            if limit <= 0:
                 break
             batch: list[Msg] = []
             seqs: list[int] = []
+            metas: list | None = [] if sink is not None else None
             first = self.next_delivery_seq
             try:
                 take_run(store, self.load_filter, self.next_stream_seq, limit, self.ack_prefix,
-                         self.pending_count, first, wr.reply, Msg, batch, seqs)
+                         self.pending_count, first, to, Msg, batch, seqs, metas)
             finally:
                 taken = len(seqs)
                 if taken:       # (what was taken is accounted and recorded, come what may)
                     self.next_stream_seq = seqs[-1] + 1
                     self.pending_count -= taken
                     self.next_delivery_seq = first + taken
-                    waiting.take(taken)
+                    if waiting is not None:
+                        waiting.take(taken)
                     update_run(first, seqs, now)
             if taken:
-                bus.publish_batch(batch)
+                if sink is not None:
+                    for out, meta in zip(batch, metas):
+                        sink(out, meta)
+                else:
+                    bus.publish_batch(batch)
                 sent += taken
             if taken < limit:
                 break
+            part = RUN
         if not sent:
             return False
         self.last_delivered_at = now
-        if self.delete_threshold > 0:
-            self.pull.touch(now)
-        if wr.wanted > 0 and wr.heartbeat:
-            wr.next_heartbeat = now + wr.heartbeat
+        if wr is None:
+            self.push.sent(0, now)      # (no flow control: the idle heartbeat starts over)
+        else:
+            if self.delete_threshold > 0:
+                self.pull.touch(now)
+            if wr.wanted > 0 and wr.heartbeat:
+                wr.next_heartbeat = now + wr.heartbeat
         self.acknowledgements.sent(self.next_delivery_seq - 1, self.next_stream_seq - 1, now)
         return True
 

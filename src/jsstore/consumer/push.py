@@ -122,6 +122,11 @@ class PushDelivery:
             self.replay_sent_at = now
         return 0
 
+    def plain(self) -> bool:
+        """Whether deliveries go as they come: no replay pacing, rate limit or flow
+        control window (the consumer may then deliver in runs)."""
+        return not (self.replay or self.rate or self.max_pending_bytes)
+
     # -- a delivery -------------------------------------------------------------------------
     def sending(self, size: int) -> None:
         """A delivery of `size` bytes is about to go: it counts against the window."""

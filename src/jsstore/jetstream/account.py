@@ -45,6 +45,7 @@ from jsstore.jetstream.info import (
     StreamInfo,
     meta_info_json,
 )
+from jsstore.jetstream.signals import Signals
 from jsstore.jetstream.stores import StreamStores
 from jsstore.jetstream.timers import TimerThread
 from jsstore.store.config import StoreOptions
@@ -187,6 +188,9 @@ class JetStream:
         self._batch_ids = itertools.count(1)   # publish_batch's batch ids
         self._sources = None  # the SourceManager, once a stream has a mirror or sources
         self._batch_registry = None     # the atomic batches being staged (_batches)
+        # consumers that may deliver more gather at once, or once the read being handled
+        # is done (jsstore.jetstream.signals)
+        self.signals = Signals(self.lock)
         self.consumers = ConsumerRegistry(self)   # every consumer of every stream
         if self.directory is not None:
             self._recover()

@@ -164,6 +164,7 @@ class ConsumerRegistry:
         self.js = js                    # the owning JetStream (its lock, streams, timers)
         self.clock: Callable[[], int] = js.clock   # Unix ns, the JetStream's clock
         self.bus = js.bus
+        self.signal = js.signals.signal  # (consumer): it may deliver more (Consumer.signal)
         self._by_stream: dict[str, dict[str, Consumer]] = {}   # stream -> name -> consumer
         # stream -> its consumers by the subjects they filter on (a message is offered only
         # to those that may take it); literal deliver subject -> push consumers on it

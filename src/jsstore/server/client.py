@@ -158,6 +158,20 @@ class Client(Conn, asyncio.Protocol):
         self.server.client_gone(self)
 
     def data_received(self, data: bytes) -> None:
+        # the consumers this read lets deliver more (its publishes stored, its acks) gather
+        # once each when it is handled (jsstore.jetstream.signals)
+        js = self.account.js
+        if js is None or not js.signals.defer():
+            self._read(data)
+            return
+        try:
+            self._read(data)
+        finally:
+            js.signals.settle()
+            if self.server.dirty:
+                self.server.flush_soon()
+
+    def _read(self, data: bytes) -> None:
         if self.server.tls is not None:
             if self._fallback is not None:      # the client spoke first: TLS-first
                 self._fallback.cancel()

@@ -5,10 +5,12 @@ subjects (``$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<delivery seq>.
 appears, as a list of [stream, consumer, stream seqs, delivery seqs, subjects] (each
 consumer's acks in the order sent).
 
-It takes what jsstore.consumer.ackbatch would group and nothing else: every subject ASCII,
-of 9 tokens, the delivered count, stream seq and delivery seq 1 to 18 digits, the stream
-seq not 0, the timestamp and pending count digits.  For anything else it returns None (the
-acks then go the Python way, one by one or grouped there).
+It takes every subject ASCII, of 9 tokens, the delivered count, stream seq and delivery
+seq 1 to 18 digits, the stream seq not 0, the timestamp and pending count digits: subjects
+whose seqs nats-server's ackReplyInfo (jsstore.wire.ackreply.ack_reply_info) reads the same
+way.  For anything else it returns None, and the read's acks are applied one by one
+(Acknowledgements.process).  The router hands each consumer's group to
+Acknowledgements.ack_run.
 """
 
 from libc.stdint cimport uint64_t

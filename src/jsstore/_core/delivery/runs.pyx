@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""A pull consumer's run of first deliveries, loaded and made into bus messages in C (see
-pullrun.pxd)."""
+"""A consumer's run of first deliveries, loaded and made into bus messages in C (see
+runs.pxd)."""
 
 from cpython.unicode cimport PyUnicode_DecodeASCII
 from libc.stdint cimport int64_t, uint64_t
@@ -33,10 +33,12 @@ cdef inline char* _put_number(char* p, uint64_t n) noexcept:
 
 def take_run(BlockStore store, object load_filter, uint64_t start, Py_ssize_t limit,
              str prefix, int64_t pending_count, uint64_t delivery_seq, str to, object msg_type,
-             list msgs, list seqs):
+             list msgs, list seqs, list metas=None):
     """Up to `limit` next messages matching `load_filter` from stream sequence `start`, as
     first deliveries: each appended to `msgs` as msg_type(subject, payload, header block or
-    None, ack reply, to) and its stream sequence to `seqs`.  The ack reply is
+    None, ack reply, to), its stream sequence to `seqs` and, when `metas` is a list, its
+    (stream seq, delivery seq, 1, timestamp, pending) to `metas` (what an embedded fetch's
+    sink is given).  The ack reply is
     ``<prefix>1.<seq>.<delivery seq>.<ts>.<pending>``, delivery seqs counting up from
     `delivery_seq` and pending down from `pending_count` (one less for each, never below
     0), as the consumer's message-by-message loop writes them.  Stops early at the end of
@@ -77,6 +79,8 @@ def take_run(BlockStore store, object load_filter, uint64_t start, Py_ssize_t li
             msgs.append(msg_type(msg.subject, msg.msg, msg.hdr or None,
                                  PyUnicode_DecodeASCII(reply, p - reply, NULL), to))
             seqs.append(seq)
+            if metas is not None:
+                metas.append((seq, delivery_seq, 1, msg.ts, pending))
             delivery_seq += 1
             taken += 1
     finally:
