@@ -52,6 +52,7 @@ import contextlib
 import gc
 import importlib
 import json
+import math
 import os
 import select
 import shutil
@@ -81,6 +82,15 @@ PRELOAD = ("jsstore.cli.main", "jsstore.cli.serve", "uvloop", "jsstore.api.route
 # how long the zygote waits for its servers to stop (SIGTERM) when it is closed, then SIGKILL
 CLOSE_GRACE = 10.0
 
+
+def _readable(fds: list[int], timeout: float | None) -> list[int]:
+    """Those of `fds` with something to read (or closed) within `timeout` seconds (None:
+    no limit).  poll, not select: a test process may hold more than 1,024 descriptors."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    wait = None if timeout is None else max(0, math.ceil(timeout * 1000))
+    return [fd for fd, _ in poller.poll(wait)]
 
 class ZygoteError(RuntimeError):
     """The zygote died or broke its protocol."""
@@ -205,8 +215,7 @@ class Zygote:
                 raise ZygoteError(f"{timeout_text} (pid {self.process.pid}); its log:\n"
                                   f"{self.log_text()}")
             watched = [self._answers] + ([self._pidfd] if self._pidfd is not None else [])
-            readable, _, _ = select.select(watched, [], [], 0.05 if self._pidfd is None
-                                           else left)
+            readable = _readable(watched, 0.05 if self._pidfd is None else left)
             if self._answers in readable:
                 chunk = os.read(self._answers, 65536)
                 if not chunk:
@@ -221,7 +230,7 @@ class Zygote:
 
     def _drain(self) -> None:
         """Take the answers already waiting, without blocking."""
-        while select.select([self._answers], [], [], 0)[0]:
+        while _readable([self._answers], 0):
             chunk = os.read(self._answers, 65536)
             if not chunk:
                 return
@@ -357,7 +366,7 @@ def _exited(pid: int, timeout: float | None) -> bool:
                 return False
             time.sleep(0.01)
     try:
-        return bool(select.select([fd], [], [], timeout)[0])
+        return bool(_readable([fd], timeout))
     finally:
         os.close(fd)
 
