@@ -54,6 +54,7 @@ from jsstore.consumer.acknowledgements import TERM_LIMITS_REASON, Acknowledgemen
 from jsstore.consumer.delivery import (
     FIRST_HANDOVER,
     MAX_ACK_PENDING,
+    LONG_RUN,
     RUN,
     RUN_ACK_POLICIES,
     headers_only,
@@ -113,6 +114,7 @@ class Consumer:
         self.owner = owner      # the registry: clock, bus, schedule, consumer_inactive, signal
         self.clock = owner.clock        # Unix ns
         self.bus = owner.bus            # where deliveries, statuses and advisories go
+        self.signal = owner.signal      # (self): it may deliver more (see the module)
         self.stream = stream            # jsstore.stream.stream.Stream
         self.name = name
         self.store = store              # the ConsumerStore
@@ -190,11 +192,14 @@ class Consumer:
         return any(f == subject or is_subset_match(f, subject) for f in self.filters)
 
     def is_filtered_match(self, subject: str) -> bool:
-        if not self.filters:
+        filters = self.filters
+        if not filters:
             return True
+        if len(filters) == 1:
+            return _subject_matches(subject, filters[0])
         if self.filter_tree is not None:
             return bool(self.filter_tree.match(subject))
-        return any(_subject_matches(subject, f) for f in self.filters)
+        return any(_subject_matches(subject, f) for f in filters)
 
     # -- what the owner gives -------------------------------------------------------------
     def schedule(self, due: int) -> None:
@@ -260,12 +265,12 @@ class Consumer:
     # -- the stream told us ---------------------------------------------------------------
     def on_stored(self, seq: int, subject: str) -> None:
         """A new message was stored (processStreamSignal)."""
-        if self.closed or not self.is_filtered_match(subject):
+        if self.closed or (self.filters and not self.is_filtered_match(subject)):
             return
         if seq > self.pending_counted_through:
             self.pending_count += 1
         if seq >= self.next_stream_seq:
-            self.owner.signal(self)
+            self.signal(self)
 
     def on_removed(self, seq: int, subject: str) -> None:
         """A message was deleted (decStreamPending): one fewer to deliver, or, when it was
@@ -441,7 +446,11 @@ class Consumer:
                     for out, meta in zip(batch, metas):
                         sink(out, meta)
                 else:
-                    bus.publish_batch(batch)
+                    # the first few of a long run go out at once: the receiver starts on
+                    # them while the rest are made
+                    more = self.pending_count if wr is None else min(self.pending_count,
+                                                                     wr.wanted)
+                    bus.publish_batch(batch, part == FIRST_HANDOVER and more >= LONG_RUN)
                 sent += taken
             if taken < limit:
                 break

@@ -17,6 +17,7 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 MAX_ACK_PENDING = "max ack pending reached"   # getNextMsg's stall (errMaxAckPending)
 FIRST_HANDOVER = 8              # a run's first messages, handed to the bus on their own
+LONG_RUN = 56                   # ... and written at once when at least this many follow
 RUN = 1024                      # then runs of up to this many (Consumer._deliver_run)
 RUN_ACK_POLICIES = ("explicit", "all")     # the ack policies runs record deliveries for
 

@@ -272,16 +272,17 @@ class Account:
         server.loop.call_soon_threadsafe(self._deliver_later, msg)
         return 1
 
-    def deliver_many(self, msgs: list) -> int:
-        """Messages JetStream publishes to one target in a burst (a pull batch): matched
-        once, rendered into each receiving client's buffer in one go."""
+    def deliver_many(self, msgs: list, at_once: bool = False) -> int:
+        """Messages JetStream publishes to one target in a burst (a consumer's run):
+        matched once, rendered into each receiving client's buffer in one go, and
+        written with the loop turn's other output or, `at_once`, now."""
         server = self.server
         if server.loop is None or threading.get_ident() == server.loop_thread:
-            return self._route_many(msgs)
-        server.loop.call_soon_threadsafe(self._route_many, msgs)
+            return self._route_many(msgs, at_once)
+        server.loop.call_soon_threadsafe(self._route_many, msgs, at_once)
         return 1
 
-    def _route_many(self, msgs: list) -> int:
+    def _route_many(self, msgs: list, at_once: bool) -> int:
         first = msgs[0]
         count = 0
         for sub in self.table.match(first.to or first.subject):
@@ -289,10 +290,7 @@ class Account:
             if not client.closed:
                 client.deliver_many(sub, msgs)
                 count += 1
-                if len(msgs) > 1:
-                    # a burst goes out as soon as it is ready (the receiver starts on it
-                    # while the rest of a batch is read); one message waits for the loop
-                    # turn's one write, as every other delivery
+                if at_once:
                     client.flush()
         self.server.flush_soon()
         return count

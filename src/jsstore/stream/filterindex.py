@@ -27,6 +27,7 @@ class FilterIndex(Generic[T]):
         self._wide: dict[Hashable, tuple[int, T]] = {}
         self._where: dict[Hashable, tuple[str, ...] | None] = {}   # None: in _wide
         self._order = count()
+        self._wide_members: list[T] = []    # _wide's members in order (what most get)
 
     def __len__(self) -> int:
         return len(self._where)
@@ -41,6 +42,7 @@ class FilterIndex(Generic[T]):
         if wide or not filters or not all(is_literal(f) for f in filters):
             self._wide[key] = entry
             self._where[key] = None
+            self._wide_members = [member for _, member in self._wide.values()]
             return
         for subject in filters:
             self._literal.setdefault(subject, {})[key] = entry
@@ -57,6 +59,7 @@ class FilterIndex(Generic[T]):
         filters = self._where.pop(key)
         if filters is None:
             del self._wide[key]
+            self._wide_members = [member for _, member in self._wide.values()]
             return
         for subject in filters:
             members = self._literal.get(subject)
@@ -66,11 +69,12 @@ class FilterIndex(Generic[T]):
                     del self._literal[subject]
 
     def candidates(self, subject: str) -> list[T]:
-        """The members whose filters may match `subject`, in the order they were added."""
+        """The members whose filters may match `subject`, in the order they were added
+        (a list the caller must not change)."""
         literal = self._literal.get(subject)
         wide = self._wide
         if not literal:
-            return [member for _, member in wide.values()] if wide else []
+            return self._wide_members
         if not wide:
             return [member for _, member in literal.values()]
         entries = list(literal.values())

@@ -148,10 +148,13 @@ class Bus:
         outside = self._outside
         return outside is not None and outside.has_interest(subject)
 
-    def publish_batch(self, msgs: list[Msg]) -> int:
+    def publish_batch(self, msgs: list[Msg], at_once: bool = False) -> int:
         """Deliver messages that all go to one target (a consumer's burst to one inbox),
         in order: to the outside in one hand-over when only it listens there, else one by
-        one as `publish` does.  Returns how many receivers matched the first."""
+        one as `publish` does.  With `at_once` the outside writes them out now (the first
+        messages of a long run: the receiver starts on them while the rest are made),
+        else with the rest of its loop turn's output.  Returns how many receivers matched
+        the first."""
         if not msgs:
             return 0
         first = msgs[0]
@@ -161,7 +164,7 @@ class Bus:
         if many is None or self._matching(target):
             counts = [self.publish(msg) for msg in msgs]
             return counts[0]
-        return many(msgs) if outside.has_interest(target) else 0
+        return many(msgs, at_once) if outside.has_interest(target) else 0
 
     def publish(self, msg: Msg) -> int:
         """Deliver `msg` to every subscription matching ``msg.to`` (when set) or its
