@@ -182,13 +182,27 @@ def test_the_table_counts_subscriptions_that_may_see_acks(subject, watches):
     assert table.ack_watchers == 0
 
 
-def test_a_pull_batch_is_written_first_few_then_the_rest(js, conn):
-    from jsstore.consumer.delivery import FIRST_HANDOVER
+def test_a_long_pull_batch_is_written_first_few_then_the_rest(js, conn):
+    from jsstore.consumer.delivery import FIRST_HANDOVER, LONG_RUN
+    for i in range(LONG_RUN + FIRST_HANDOVER):
+        js.publish("orders.new", b"more %d" % i)
+    js.add_consumer("ORDERS", durable_name="C", ack_policy="explicit")
+    wanted = FIRST_HANDOVER + LONG_RUN
+    conn.feed(conn.request(NEXT, pull(wanted)))
+    # the first few were written while the read was handled, the rest wait for the
+    # loop turn's write
+    assert [sseqs(messages(w)) for w in conn.transport.writes] == [
+        list(range(1, FIRST_HANDOVER + 1))]
+    assert sseqs(messages(conn.read())) == list(range(1, wanted + 1))
+
+
+def test_a_short_pull_batch_is_written_at_once(js, conn):
+    """Fewer than LONG_RUN after the first few: one write (a write of its own for the
+    first few would cost a system call and gain nothing)."""
     js.add_consumer("ORDERS", durable_name="C", ack_policy="explicit")
     conn.feed(conn.request(NEXT, pull(30)))
-    writes = conn.transport.writes[:]
-    assert [sseqs(messages(w)) for w in writes] == [
-        list(range(1, FIRST_HANDOVER + 1)), list(range(FIRST_HANDOVER + 1, 31))]
+    assert conn.transport.writes == []
+    assert sseqs(messages(conn.read())) == list(range(1, 31))
 
 
 def test_acks_after_one_that_asks_for_an_answer_are_applied(js, conn):

@@ -415,6 +415,9 @@ class Consumer:
         update_run = self.store.update_delivered_run
         waiting = self.pull.waiting if wr is not None else None
         sink = wr.sink if wr is not None else None
+        # rendered by the core into the receivers' buffers when the bus's outside alone
+        # takes `to` (the server's clients), else made into bus messages
+        interest = bus.run_target(to) if sink is None else None
         sent = 0
         part = FIRST_HANDOVER
         while not self.closed:
@@ -431,7 +434,7 @@ class Consumer:
             first = self.next_delivery_seq
             try:
                 take_run(store, self.load_filter, self.next_stream_seq, limit, self.ack_prefix,
-                         self.pending_count, first, to, Msg, batch, seqs, metas)
+                         self.pending_count, first, to, interest, Msg, batch, seqs, metas)
             finally:
                 taken = len(seqs)
                 if taken:       # (what was taken is accounted and recorded, come what may)
@@ -450,7 +453,11 @@ class Consumer:
                     # them while the rest are made
                     more = self.pending_count if wr is None else min(self.pending_count,
                                                                      wr.wanted)
-                    bus.publish_batch(batch, part == FIRST_HANDOVER and more >= LONG_RUN)
+                    at_once = part == FIRST_HANDOVER and more >= LONG_RUN
+                    if interest is not None:
+                        bus.ran(at_once)
+                    else:
+                        bus.publish_batch(batch, at_once)
                 sent += taken
             if taken < limit:
                 break

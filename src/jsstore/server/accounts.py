@@ -282,6 +282,22 @@ class Account:
         server.loop.call_soon_threadsafe(self._route_many, msgs, at_once)
         return 1
 
+    def run_target(self, to: str):
+        """The account's Interest when it has a plan for `to` and this is the event
+        loop's thread (the core renders a consumer's run through it), else None."""
+        server = self.server
+        if server.loop is not None and threading.get_ident() != server.loop_thread:
+            return None
+        interest = self.interest
+        return interest if interest.plan_for(to.encode("utf-8", "surrogateescape")) else None
+
+    def ran(self, at_once: bool) -> None:
+        """A consumer's run was rendered into the clients' buffers (see Bus.ran)."""
+        if at_once:
+            self.server.flush_all()
+        else:
+            self.server.flush_soon()
+
     def _route_many(self, msgs: list, at_once: bool) -> int:
         first = msgs[0]
         count = 0

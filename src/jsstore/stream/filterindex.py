@@ -28,6 +28,9 @@ class FilterIndex(Generic[T]):
         self._where: dict[Hashable, tuple[str, ...] | None] = {}   # None: in _wide
         self._order = count()
         self._wide_members: list[T] = []    # _wide's members in order (what most get)
+        # a literal subject's candidates, made on first use (forgotten on every change;
+        # at most one entry per literal filter)
+        self._merged: dict[str, list[T]] = {}
 
     def __len__(self) -> int:
         return len(self._where)
@@ -37,6 +40,7 @@ class FilterIndex(Generic[T]):
         """Index `member` under `key` (replacing what `key` had) for `filters` (none:
         every subject).  A `wide` member is offered for every subject."""
         self.remove(key)
+        self._merged = {}
         filters = tuple(filters)
         entry = (next(self._order), member)
         if wide or not filters or not all(is_literal(f) for f in filters):
@@ -56,6 +60,7 @@ class FilterIndex(Generic[T]):
         """Drop `key`'s member, if indexed."""
         if key not in self._where:
             return
+        self._merged = {}
         filters = self._where.pop(key)
         if filters is None:
             del self._wide[key]
@@ -72,12 +77,12 @@ class FilterIndex(Generic[T]):
         """The members whose filters may match `subject`, in the order they were added
         (a list the caller must not change)."""
         literal = self._literal.get(subject)
-        wide = self._wide
         if not literal:
             return self._wide_members
-        if not wide:
-            return [member for _, member in literal.values()]
-        entries = list(literal.values())
-        entries.extend(wide.values())
-        entries.sort(key=lambda entry: entry[0])
-        return [member for _, member in entries]
+        found = self._merged.get(subject)
+        if found is None:
+            entries = list(literal.values())
+            entries.extend(self._wide.values())
+            entries.sort(key=lambda entry: entry[0])
+            found = self._merged[subject] = [member for _, member in entries]
+        return found

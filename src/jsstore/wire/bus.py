@@ -166,6 +166,21 @@ class Bus:
             return counts[0]
         return many(msgs, at_once) if outside.has_interest(target) else 0
 
+    def run_target(self, to: str):
+        """What a consumer's run to `to` may be rendered through in the core (the outside's
+        Interest, jsstore._core.delivery.runs.take_run) when only the outside listens
+        there and it can take the run now; else None (the run goes as bus messages)."""
+        outside = self._outside
+        find = getattr(outside, "run_target", None)
+        if find is None or self._matching(to):
+            return None
+        return find(to)
+
+    def ran(self, at_once: bool) -> None:
+        """A run was rendered through run_target's Interest: write it out with the loop
+        turn's other output or, `at_once`, now (see publish_batch)."""
+        self._outside.ran(at_once)
+
     def publish(self, msg: Msg) -> int:
         """Deliver `msg` to every subscription matching ``msg.to`` (when set) or its
         subject; returns how many matched."""
