@@ -14,6 +14,7 @@ Acknowledgements.ack_run.
 """
 
 from libc.stdint cimport uint64_t
+from libc.string cimport memcmp
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object unicode, Py_ssize_t* size) except NULL
@@ -43,10 +44,12 @@ def plain_v1_acks(list subjects):
     """[[stream, consumer, stream seqs, delivery seqs, subjects], ...] or None: see the
     module."""
     cdef dict groups = {}
-    cdef list out = [], group
+    cdef list out = [], group = None
     cdef Py_ssize_t n, i, count
     cdef Py_ssize_t dots[9]
     cdef const char* s
+    cdef const char* last = NULL     # the previous ack's subject: its group is `group`
+    cdef Py_ssize_t last_key_end = 0
     cdef uint64_t sseq
     cdef object subject, key
     for subject in subjects:
@@ -75,12 +78,18 @@ def plain_v1_acks(list subjects):
         sseq = _value(s, dots[4] + 1, dots[5])
         if sseq == 0:
             return None
-        key = subject[8:dots[3]]
-        group = groups.get(key)
-        if group is None:
-            group = [subject[8:dots[2]], subject[dots[2] + 1:dots[3]], [], [], []]
-            groups[key] = group
-            out.append(group)
+        # (acks come in runs for one consumer: the previous one's group, when the stream
+        # and consumer tokens are the same bytes)
+        if not (last != NULL and dots[3] == last_key_end
+                and memcmp(s + 8, last + 8, dots[3] - 8) == 0):
+            key = subject[8:dots[3]]
+            group = groups.get(key)
+            if group is None:
+                group = [subject[8:dots[2]], subject[dots[2] + 1:dots[3]], [], [], []]
+                groups[key] = group
+                out.append(group)
+            last_key_end = dots[3]
+        last = s                     # (alive as long as `subjects` holds its subject)
         (<list>group[2]).append(sseq)
         (<list>group[3]).append(_value(s, dots[5] + 1, dots[6]))
         (<list>group[4]).append(subject)
