@@ -16,7 +16,7 @@ from typing import Iterator
 from natsserver import NatsServer
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
-LISTENING = re.compile(r"Listening for client connections on ([^\s:]+):(\d+)")
+LISTENING = re.compile(r"Listening for client connections on (\[[^\]]*\]|[^\s:]+):(\d+)")
 
 
 def start_jsstore_server(store_dir, extra_args=(), *, port: int | None = None,

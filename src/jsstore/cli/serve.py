@@ -46,6 +46,7 @@ from jsstore.server import Server
 from jsstore.server import config as server_config
 from jsstore.server.defaults import DEFAULT_MAX_PENDING, DEFAULT_SYNC_INTERVAL
 from jsstore.server.limits import Limits
+from jsstore.server.listen import host_port
 from jsstore.store.config import StoreOptions
 from jsstore.version import __version__
 from jsstore.wire.api import SERVER_VERSION
@@ -375,8 +376,8 @@ def serve(options: dict, on_ready: Callable[[Server], None] | None = None) -> in
 
     def ready(srv) -> None:
         if srv.monitor is not None:
-            log.info(f"Starting http monitor on {srv.monitor.host}:{srv.monitor.port}")
-        log.info(f"Listening for client connections on {srv.host}:{srv.port}")
+            log.info(f"Starting http monitor on {host_port(srv.monitor.host, srv.monitor.port)}")
+        log.info(f"Listening for client connections on {host_port(srv.host, srv.port)}")
         if srv.tls is not None:
             log.info("TLS required for client connections")
         if options.get("pid"):

@@ -15,6 +15,7 @@ from jsstore.gocompat import json as gojson
 from jsstore.gocompat.durations import SECOND
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.server.defaults import DEFAULT_MAX_PENDING, GO_VERSION
+from jsstore.server.listen import bound_socket
 from jsstore.server.tls import TLSTransport
 from jsstore.server.tlsconfig import DEFAULT_TIMEOUT as DEFAULT_TLS_TIMEOUT
 
@@ -50,7 +51,11 @@ class Monitor:
 
     async def start(self) -> None:
         port = 0 if self.port in (-1, 0) else self.port
-        self._listener = await asyncio.start_server(self._serve, self.host, port)
+        sock = bound_socket(self.host, port)
+        if sock is not None:
+            self._listener = await asyncio.start_server(self._serve, sock=sock)
+        else:
+            self._listener = await asyncio.start_server(self._serve, self.host, port)
         self.port = self._listener.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
