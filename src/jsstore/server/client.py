@@ -167,7 +167,10 @@ class Client(Conn, asyncio.Protocol):
         try:
             self._read(data)
         finally:
-            js.signals.settle()
+            try:
+                js.signals.settle()
+            except Exception as exc:    # a bug: logged; the client stays connected
+                self.internal_error(("GATHER", "the consumers this read signalled"), exc)
             if self.server.dirty:
                 self.server.flush_soon()
 
