@@ -345,7 +345,7 @@ def run_case(n: int, reps: int, pushes: int, pulls: int, batch: int,
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=20_000)
+    parser.add_argument("--n", type=int, default=50_000)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--pulls", type=int, default=None,
                         help="one case of P pull consumers (default: every case of CASES)")
