@@ -77,6 +77,31 @@ def test_lame_duck_mode(ldm_server):
         assert text in log
 
 
+@pytest.mark.parametrize("kind", ["jsstore", "nats-server"])
+def test_lame_duck_mode_without_clients_shuts_down_at_once(tmp_path, kind):
+    """No client to tell or close: nats-server shuts down without waiting the grace
+    period (and without "Closing existing clients")."""
+    conf = tmp_path / "ldm.conf"
+    conf.write_text('lame_duck_duration: "30s"\nlame_duck_grace_period: "20s"\n')
+    if kind == "jsstore":
+        server = start_jsstore_server(tmp_path / "store", ["-c", str(conf)])
+    else:
+        require_nats_server()
+        server = start_nats_server(tmp_path / "store", ["-c", str(conf)])
+    try:
+        started = time.monotonic()
+        server.process.send_signal(signal.SIGUSR2)
+        code = server.process.wait(15)
+        took = time.monotonic() - started
+        log = server.log_text()
+    finally:
+        server.stop()
+    assert code == 0 and took < 15
+    assert "Entering lame duck mode, stop accepting new clients" in log
+    assert "Closing existing clients" not in log
+    assert "Server Exiting.." in log
+
+
 def test_a_too_short_lame_duck_duration_is_refused(tmp_path):
     conf = tmp_path / "short.conf"
     conf.write_text('lame_duck_duration: "2s"\n')

@@ -232,10 +232,11 @@ class Server:
 
     async def lame_duck(self, log=None) -> None:
         """nats-server's lame duck mode: stop accepting clients and stop JetStream (its
-        state flushed and closed) at once, tell the clients (an INFO with ``ldm``, to
-        those that speak protocol 1), wait the grace period, then close the clients one
-        by one spread over the duration (at most a second apart).  The caller shuts
-        down afterwards."""
+        state flushed and closed) at once; with no client left, that is all; else tell
+        the clients (an INFO with ``ldm``, to those that speak protocol 1), wait the grace
+        period, then close the clients one by one spread over what the duration leaves
+        after the grace period (at most a second apart).  The caller shuts down
+        afterwards."""
         say = log or (lambda text: None)
         if self.ldm:
             return
@@ -248,6 +249,9 @@ class Server:
             for account in self.accounts.values():
                 account.stop_jetstream()
             say("JetStream Shutdown")
+        if not self.clients:
+            say("Initiating Shutdown...")
+            return
         for client in list(self.clients.values()):
             if client.protocol >= 1:
                 client.write(protocol.info_frame(self.info_json(client.cid)))
@@ -256,7 +260,10 @@ class Server:
         await asyncio.sleep(self.lame_duck_grace_period)
         say("Closing existing clients")
         clients = list(self.clients.values())
-        pause = min(self.lame_duck_duration / len(clients), 1.0) if clients else 0.0
+        spread = self.lame_duck_duration - self.lame_duck_grace_period
+        if spread <= 0:
+            spread = 1.0
+        pause = min(spread / len(clients), 1.0) if clients else 0.0
         for i, client in enumerate(clients):
             client.flush()
             client.close()
