@@ -1,13 +1,12 @@
-"""Where the client and monitoring ports listen, against nats-server with the same
-command line: the unspecified addresses (-a 0.0.0.0, the default, and -a ::) take IPv4
-and IPv6 clients alike, as Go's listener does; a loopback address only its own family;
-a port in use is refused loudly, naming the address asked for."""
+"""Where the client port listens, against nats-server with the same command line: the
+unspecified addresses (-a 0.0.0.0, the default, and -a ::) take IPv4 and IPv6 clients
+alike, as Go's listener does; a loopback address only its own family; a port in use is
+refused loudly, naming the address asked for.  (The monitoring port is bound by the same
+`bound_socket`.)"""
 
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 
 import pytest
 
@@ -15,9 +14,17 @@ from jsstore.server.listen import bound_socket
 from jsstoreserver import start_jsstore_server
 from natsserver import start_nats_server
 
-HAS_IPV6 = socket.has_ipv6 and bool(
-    [line for line in open("/proc/net/if_inet6").read().splitlines()
-     if line.startswith("0" * 31 + "1")]) if sys.platform.startswith("linux") else False
+
+def _has_ipv6_loopback() -> bool:
+    """Whether ::1 is configured (Linux lists its IPv6 addresses in /proc/net/if_inet6)."""
+    try:
+        with open("/proc/net/if_inet6") as f:
+            return socket.has_ipv6 and any(line.startswith("0" * 31 + "1") for line in f)
+    except OSError:
+        return False
+
+
+HAS_IPV6 = _has_ipv6_loopback()
 
 
 def _greeting(family: int, host: str, port: int) -> bytes | None:

@@ -3,11 +3,12 @@
 (signalNewMessages).
 
 nats-server only wakes the consumer's own goroutine, which then delivers what it can in one
-go.  Here a signal gathers at once, except on a thread that defers (`defer()` to `settle()`):
-the server's handling of one read of a client.  There every consumer signalled is gathered once, when the
-read is done, in the order first signalled: a read of 1,000 publishes or 1,000 acks makes
-each consumer look for messages once, not 1,000 times.  A client cannot tell the
-difference: nats-server delivers after the publish or ack too, from another goroutine.
+go.  Here a signal gathers at once, except on a thread that defers (`defer()` to
+`settle()`): the server's handling of one read of a client.  There every consumer signalled
+is gathered once, when the read is done, in the order first signalled: a read of 1,000
+publishes or 1,000 acks makes each consumer look for messages once, not 1,000 times.  A
+client cannot tell the difference: nats-server delivers after the publish or ack too, from
+another goroutine.
 """
 
 from __future__ import annotations
