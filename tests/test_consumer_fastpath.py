@@ -140,3 +140,22 @@ def test_runs_are_taken(monkeypatch, config):
     ops = [("pub", 7), ("pull_bus", 7), ("ack", 0), ("pub", 7), ("pull_bus", 7)]
     seen = run(ops, config, True)
     assert calls and sum(1 for entry in seen if entry[0] in ("bus", "push")) == 16
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_names_beyond_ascii_in_a_run(fast, monkeypatch):
+    """Stream and consumer names need not be ASCII: the run's ack subjects carry them as
+    the loop's do (a run once refused them)."""
+    if not fast:
+        monkeypatch.setattr(Consumer, "_runs_now", lambda self: False)
+    js = jsstore.open(clock=Clock())
+    js.add_stream(name="Straße", subjects=["s.>"])
+    js.add_consumer("Straße", durable_name="Zoë", ack_policy="explicit")
+    for _ in range(3):
+        js.publish("s.x", b"m")
+    got = js.pull_subscribe("s.>", "Zoë", stream="Straße").fetch(3, timeout=0)
+    assert [m.reply.rsplit(".", 5)[0] for m in got] == ["$JS.ACK.Straße.Zoë"] * 3
+    for msg in got:
+        msg.ack()
+    assert js.consumer_info("Straße", "Zoë").num_ack_pending == 0
+    js.close()

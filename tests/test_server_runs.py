@@ -116,3 +116,22 @@ def test_queue_members_are_picked_alike(seed, monkeypatch):
     with monkeypatch.context() as patch:
         routed = scenario(ops, False, patch)
     assert rendered == routed and rendered[0][2] and rendered[0][3]
+
+
+def test_a_rendered_run_of_names_beyond_ascii(monkeypatch):
+    """The rendered run's ack subjects carry a stream and consumer name beyond ASCII, in
+    UTF-8, and the acks sent back on them are applied."""
+    js = jsstore.open(clock=Clock())
+    js.add_stream(name="Straße", subjects=["s.*"])
+    server = Server(js, host="127.0.0.1", port=-1)
+    conn = Conn(server, 1, "_INBOX.c1")
+    js.add_consumer("Straße", durable_name="Zoë", ack_policy="explicit")
+    for _ in range(3):
+        js.publish("s.x", b"m")
+    conn.feed(conn.request("$JS.API.CONSUMER.MSG.NEXT.Straße.Zoë", b'{"batch":3}',
+                           "_INBOX.c1.r"))
+    delivered = messages(conn.read())
+    assert [reply.rsplit(".", 5)[0] for _, reply in delivered] == ["$JS.ACK.Straße.Zoë"] * 3
+    conn.feed(b"".join(b"PUB %s 0\r\n\r\n" % reply.encode() for _, reply in delivered))
+    assert js.consumer_info("Straße", "Zoë").num_ack_pending == 0
+    js.close()

@@ -3,7 +3,7 @@
 or made into bus messages, in C (see runs.pxd)."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_DecodeASCII
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
@@ -51,9 +51,9 @@ def take_run(BlockStore store, object load_filter, uint64_t start, Py_ssize_t li
     if store.closed:
         raise StoreClosed()
     cdef Filter f = compile_filter(store, load_filter, store.subset_next)
-    cdef bytes head = prefix.encode() + b"1."
+    cdef bytes head = prefix.encode("utf-8", "surrogateescape") + b"1."
     cdef Py_ssize_t head_len = len(head)
-    cdef char* reply = <char*>malloc(head_len + 4 * 21 + 1)
+    cdef char* reply = NULL
     cdef char* p
     cdef uint64_t seq
     cdef int64_t pending, ts
@@ -69,6 +69,7 @@ def take_run(BlockStore store, object load_filter, uint64_t start, Py_ssize_t li
         plan = interest.plan(PyBytes_AS_STRING(target), PyBytes_GET_SIZE(target))
         if plan is None:
             raise ValueError(f"no plan delivers to {to!r}")
+    reply = <char*>malloc(head_len + 4 * 21 + 1)
     if reply == NULL:
         raise MemoryError()
     memcpy(reply, <const char*>head, head_len)
@@ -111,7 +112,8 @@ def take_run(BlockStore store, object load_filter, uint64_t start, Py_ssize_t li
                              <const char*>rec + view.msg_off, view.msg_len)
             else:
                 msgs.append(msg_type(msg.subject, msg.msg, msg.hdr or None,
-                                     PyUnicode_DecodeASCII(reply, p - reply, NULL), to))
+                                     PyUnicode_DecodeUTF8(reply, p - reply,
+                                                          "surrogateescape"), to))
                 if metas is not None:
                     metas.append((seq, delivery_seq, 1, ts, pending))
             seqs.append(seq)
