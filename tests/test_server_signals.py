@@ -21,6 +21,18 @@ def _server():
     return js, Server(js, host="127.0.0.1", port=-1)
 
 
+def _two_push_consumers():
+    """A JetStream with push consumers A and B (on d.a and d.b, both watched by one
+    connection) served in process, that watcher and a publishing connection."""
+    js, server = _server()
+    watcher, publisher = Conn(server, 1, "_INBOX.w"), Conn(server, 2, "_INBOX.p")
+    watcher.feed(b"SUB d.a 11\r\nSUB d.b 12\r\n")
+    for name in ("A", "B"):
+        js.add_consumer("S", durable_name=name, deliver_subject=f"d.{name.lower()}",
+                        ack_policy="explicit")
+    return js, watcher, publisher
+
+
 def _counting(monkeypatch, fail: str | None = None) -> dict:
     calls: dict[str, int] = {}
     real = Consumer.gather
@@ -35,12 +47,7 @@ def _counting(monkeypatch, fail: str | None = None) -> dict:
 
 
 def test_a_read_of_publishes_and_one_of_acks_gather_each_consumer_once(monkeypatch):
-    js, server = _server()
-    watcher, publisher = Conn(server, 1, "_INBOX.w"), Conn(server, 2, "_INBOX.p")
-    watcher.feed(b"SUB d.a 11\r\nSUB d.b 12\r\n")
-    for name in ("A", "B"):
-        js.add_consumer("S", durable_name=name, deliver_subject=f"d.{name.lower()}",
-                        ack_policy="explicit")
+    js, watcher, publisher = _two_push_consumers()
     calls = _counting(monkeypatch)
     publisher.feed(b"".join(b"PUB s.%d 1\r\nx\r\n" % (i % 3) for i in range(50)))
     assert calls == {"A": 1, "B": 1}
@@ -54,12 +61,7 @@ def test_a_read_of_publishes_and_one_of_acks_gather_each_consumer_once(monkeypat
 
 
 def test_a_failing_gather_leaves_the_others_and_the_client(monkeypatch, caplog):
-    js, server = _server()
-    watcher, publisher = Conn(server, 1, "_INBOX.w"), Conn(server, 2, "_INBOX.p")
-    watcher.feed(b"SUB d.a 11\r\nSUB d.b 12\r\n")
-    for name in ("A", "B"):
-        js.add_consumer("S", durable_name=name, deliver_subject=f"d.{name.lower()}",
-                        ack_policy="explicit")
+    js, watcher, publisher = _two_push_consumers()
     calls = _counting(monkeypatch, fail="A")
     with caplog.at_level(logging.ERROR):
         publisher.feed(b"PUB s.1 1\r\nx\r\nPING\r\n")
