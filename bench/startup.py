@@ -29,13 +29,12 @@ one beside this interpreter) instead of ``python -m jsstore``, with the same env
 (say an older checkout's ``src``, with its extensions built), started in the same rounds:
 a before/after on one machine at one time.
 
-``--floor`` adds, to the idle runs, what any asyncio server on this interpreter costs: a
-few lines of Python that import asyncio, uvloop and msgspec (as jsstore serve does), listen,
-log the same two lines and send ``INFO`` -- the part of jsstore's figures that no change
-to jsstore short of leaving asyncio can remove; and the same without asyncio (``floor (no
-asyncio)``: the standard library's selectors, socket and signal only), the least any
-Python server costs -- what an event loop of jsstore's own could start at, before it
-imports anything else.
+``--floor`` adds, to the idle runs, three servers of a few lines each that listen, log
+the same two lines and send ``INFO``: ``floor (asyncio)`` imports asyncio and msgspec
+(what jsstore serve cost on asyncio before it had its own loop, short of its own code);
+``floor (msgspec)`` the standard library's selectors, socket and signal and msgspec (the
+least a server with jsstore's one dependency costs); ``floor (stdlib)`` those without
+msgspec (the least any Python server costs).
 
 Printed: a markdown table of medians (and ratios jsstore / nats-server); ``--json`` also
 writes every measurement.
@@ -68,10 +67,10 @@ from natsserver import nats_server_binary  # noqa: E402
 
 from jsstore.testing.server import start_server  # noqa: E402
 
-# --floor: the least an asyncio server with jsstore's dependencies does to get to "ready"
+# --floor: the least an asyncio server with msgspec does to get to "ready"
 FLOOR_SERVER = r"""
 import asyncio, os, signal, sys
-import msgspec, uvloop
+import msgspec
 
 class Info(asyncio.Protocol):
     def connection_made(self, transport):
@@ -88,12 +87,15 @@ async def main():
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     await stop.wait()
 
-uvloop.run(main())
+asyncio.run(main())
 """
 
-# --floor: the least a Python server without asyncio does to get to "ready"
+# --floor: the least a Python server without asyncio does to get to "ready" (argv[1]
+# "msgspec": with msgspec imported too)
 FLOOR_SELECTORS_SERVER = r"""
 import selectors, signal, socket, sys
+if sys.argv[1:2] == ["msgspec"]:
+    import msgspec
 
 listener = socket.socket()
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -280,8 +282,8 @@ def main() -> int:
     parser.add_argument("--script", action="store_true",
                         help="also start jsstore serve by the installed console script")
     parser.add_argument("--floor", action="store_true",
-                        help="also start a minimal asyncio+uvloop+msgspec server and one "
-                             "without asyncio (idle runs)")
+                        help="also start minimal servers: on asyncio with msgspec, on "
+                             "selectors with msgspec, on selectors alone (idle runs)")
     args = parser.parse_args()
     if args.quick:
         args.n = 3
@@ -313,9 +315,10 @@ def main() -> int:
     for mode in ("idle", "api"):
         contenders = dict(servers)
         if args.floor and mode == "idle":
-            contenders["floor"] = ([sys.executable, "-c", FLOOR_SERVER], env)
-            contenders["floor (no asyncio)"] = ([sys.executable, "-c", FLOOR_SELECTORS_SERVER],
-                                                env)
+            contenders["floor (asyncio)"] = ([sys.executable, "-c", FLOOR_SERVER], env)
+            contenders["floor (msgspec)"] = (
+                [sys.executable, "-c", FLOOR_SELECTORS_SERVER, "msgspec"], env)
+            contenders["floor (stdlib)"] = ([sys.executable, "-c", FLOOR_SELECTORS_SERVER], env)
         starts = alternate(args.n, contenders, lambda name, spec: Start(
             *spec, api=mode == "api", idle=args.idle))
         record(f"exec -> ready ({mode} runs), ms",
@@ -344,7 +347,7 @@ def main() -> int:
                    args.n, imports, lambda name, spec: exec_to_exit(*spec)).items()}, "ms")
     extra = ["jsstore (console script)"] if args.script else []
     extra += ["jsstore (compare-src)"] if args.compare_src else []
-    extra += ["floor", "floor (no asyncio)"] if args.floor else []
+    extra += ["floor (asyncio)", "floor (msgspec)", "floor (stdlib)"] if args.floor else []
     print(f"n = {args.n} starts of each server per mode, medians; ratios are to nats-server\n")
     print("| measure | jsstore | nats-server (baseline) | ratio |"
           + "".join(f" {name} | its ratio |" for name in extra))

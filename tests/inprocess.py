@@ -5,6 +5,7 @@ read does."""
 from __future__ import annotations
 
 import re
+import threading
 
 from jsstore.server import Server
 from jsstore.server.client import Client
@@ -77,3 +78,31 @@ def frames(data: bytes) -> list[tuple[str, str, str | None, bytes]]:
         reply = m.group(4).decode() if m.group(4) is not None else None
         found.append((m.group(2).decode(), m.group(3).decode(), reply, body))
     return found
+
+
+def serve_in_thread(server: Server, timeout: float = 10.0):
+    """`server` listening and served by its loop on a thread of its own (for a test that
+    talks to it over sockets from this thread); returns the call that stops it and waits
+    for the thread."""
+    ready = threading.Event()
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            server.run(lambda _server: ready.set())
+        except BaseException as exc:        # (the test sees it)
+            failed.append(exc)
+            ready.set()
+
+    thread = threading.Thread(target=run, name="jsstore-test-server", daemon=True)
+    thread.start()
+    if not ready.wait(timeout) or failed:
+        raise RuntimeError(f"the server did not start: {failed[:1]}")
+
+    def stop() -> None:
+        server.loop.stop_threadsafe()
+        thread.join(timeout)
+        if thread.is_alive():
+            raise RuntimeError("the server's thread did not end")
+
+    return stop

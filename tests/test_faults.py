@@ -23,6 +23,7 @@ from jsstore.errors import WriteError
 from jsstore.jetstream import account as jetstream
 from jsstore.server import Server
 from jsstore.wire import apierrors as api_errors
+from inprocess import serve_in_thread
 
 ERRORS = [(errno.ENOSPC, "no space left on device"), (errno.EIO, "input/output error")]
 
@@ -322,7 +323,7 @@ def test_the_server_answers_nothing_to_a_failed_publish_and_keeps_serving_reads(
         # which test_faults_tmpfs.py fills for real)
         js = jetstream.open(tmp_path, options=StoreOptions(mmap=False))
         server = Server(js, host="127.0.0.1", port=-1)
-        await server.start()
+        stop = serve_in_thread(server)
         nc = await nats.connect(f"nats://127.0.0.1:{server.port}")
         out = {}
         try:
@@ -364,7 +365,7 @@ def test_the_server_answers_nothing_to_a_failed_publish_and_keeps_serving_reads(
             out["delete"] = delete["error"]
         finally:
             await nc.close()
-            await server.stop()
+            stop()
             js.close()
         return out
 

@@ -7,12 +7,13 @@ import socket
 
 from jsstore.jetstream import account as jetstream
 from jsstore.server import Server
+from inprocess import serve_in_thread
 
 
 def test_a_client_that_does_not_read_is_dropped(tmp_path):
     async def main():
         server = Server(None, host="127.0.0.1", port=-1, max_pending=256 * 1024)
-        await server.start()
+        stop = serve_in_thread(server)
         loop = asyncio.get_running_loop()
         reader = socket.create_connection(("127.0.0.1", server.port))
         reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -31,7 +32,7 @@ def test_a_client_that_does_not_read_is_dropped(tmp_path):
         dropped = server.slow_consumers
         writer_w.close()
         reader.close()
-        await server.stop()
+        stop()
         return dropped, loop
     dropped, _ = asyncio.run(main())
     assert dropped == 1
@@ -44,7 +45,7 @@ def test_push_consumer_follows_client_interest(tmp_path):
         js.publish("s.a", b"1")
         js.add_consumer("S", durable_name="P", deliver_subject="push.p", ack_policy="none")
         server = Server(js, host="127.0.0.1", port=-1)
-        await server.start()
+        stop = serve_in_thread(server)
         assert not js.consumer_info("S", "P").push_bound
         reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
         await reader.readline()                       # INFO
@@ -53,7 +54,7 @@ def test_push_consumer_follows_client_interest(tmp_path):
         lines = [await reader.readline() for _ in range(3)]
         bound = js.consumer_info("S", "P").push_bound
         writer.close()
-        await server.stop()
+        stop()
         return lines, bound
     lines, bound = asyncio.run(main())
     assert lines[0].startswith(b"MSG s.a 7 $JS.ACK.S.P.1.1.1.") or lines[0] == b"PONG\r\n"

@@ -5,7 +5,6 @@ acknowledged.  The configuration forms are read as nats-server reads them."""
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import json
 import os
@@ -19,6 +18,7 @@ from jsstore._core.storage import faults
 from jsstore.cli.serve import store_options
 from jsstore.server import Server
 from jsstore.server import config as server_config
+from jsstore.server.eventloop import Loop
 from jsstore.server.options import server_options
 from jsstore.store import syncgroup
 
@@ -103,21 +103,21 @@ def run_server(tmp_path, body):
     js.add_stream(name="S", subjects=["s.*"])
     server = Server(js, host="127.0.0.1", port=-1, sync_always=True)
 
-    async def main():
-        server.loop = asyncio.get_running_loop()
-        server.loop_thread = threading.get_ident()
-        try:
-            return await body(server, js)
-        finally:
-            server.durable.close()
-
+    server.loop = Loop()
     try:
-        return asyncio.run(main())
+        return body(server, js)
     finally:
+        server.durable.close()
+        server.loop.close()
         js.close()
 
 
-async def answers_of(conns: list, count: int, tries: int = 3000) -> list[list[dict]]:
+def turn(server, seconds: float) -> None:
+    """The server's loop run for `seconds`."""
+    server.loop.run_until(lambda: False, seconds)
+
+
+def answers_of(server, conns: list, count: int, tries: int = 3000) -> list[list[dict]]:
     """Run the loop until the connections got `count` answers between them (or `tries`
     looks 5 ms apart went by)."""
     got = [[] for _ in conns]
@@ -126,7 +126,7 @@ async def answers_of(conns: list, count: int, tries: int = 3000) -> list[list[di
             got[i].extend(json.loads(f[3]) for f in frames(conn.read()) if f[1] == "1")
         if sum(map(len, got)) >= count:
             break
-        await asyncio.sleep(0.005)
+        turn(server, 0.005)
     return got
 
 
@@ -134,19 +134,18 @@ def test_pubacks_wait_for_the_fsync_and_concurrent_publishes_share_it(tmp_path, 
     gated = GatedFsync()
     monkeypatch.setattr(syncgroup, "faults", gated)
 
-    async def body(server, js):
+    def body(server, js):
         one, two = Conn(server, 1), Conn(server, 2, inbox="_INBOX.u")
         one.feed(pubs(300))
         two.feed(pubs(300, 300, inbox=b"_INBOX.u"))
-        for _ in range(20):                       # the loop goes on; the fsync does not end
-            await asyncio.sleep(0.005)
+        turn(server, 0.1)                         # the loop goes on; the fsync does not end
         assert frames(one.read()) == [] and frames(two.read()) == []
         assert js.stream_info("S").state.messages == 600    # stored, not acknowledged
         one.feed(pubs(200, 600))                  # arrives while the fsync runs: the next one
-        await asyncio.sleep(0.02)
+        turn(server, 0.02)
         assert frames(one.read()) == []
         gated.gate.set()
-        got = await answers_of([one, two], 800)
+        got = answers_of(server, [one, two], 800)
         assert sorted(a["seq"] for a in got[0] + got[1]) == list(range(1, 801))
         assert all("error" not in a for a in got[0] + got[1])
         return server.durable.rounds
@@ -161,14 +160,13 @@ def test_a_publish_with_headers_waits_for_the_fsync_too(tmp_path, monkeypatch):
     monkeypatch.setattr(syncgroup, "faults", gated)
     hdr = b"NATS/1.0\r\nNats-Msg-Id: one\r\n\r\n"
 
-    async def body(server, js):
+    def body(server, js):
         conn = Conn(server, 1)
         conn.feed(b"HPUB s.h _INBOX.t.1 %d %d\r\n%sbody\r\n" % (len(hdr), len(hdr) + 4, hdr))
-        for _ in range(10):
-            await asyncio.sleep(0.005)
+        turn(server, 0.05)
         assert frames(conn.read()) == []
         gated.gate.set()
-        return (await answers_of([conn], 1))[0]
+        return answers_of(server, [conn], 1)[0]
 
     assert run_server(tmp_path, body) == [{"stream": "S", "seq": 1}]
 
@@ -198,25 +196,19 @@ def test_publishes_of_every_account_share_the_round(tmp_path, monkeypatch):
                     users=[{"user": "a", "password": "a", "account": "A"},
                            {"user": "b", "password": "b", "account": "B"}])
 
-    async def main():
-        server.loop = asyncio.get_running_loop()
-        server.loop_thread = threading.get_ident()
-        try:
-            a, b = UserConn(server, 1, "a"), UserConn(server, 2, "b")
-            a.feed(pubs(100))
-            b.feed(pubs(50))
-            for _ in range(10):
-                await asyncio.sleep(0.005)
-            assert frames(a.read()) == [] and frames(b.read()) == []
-            gated.gate.set()
-            got = await answers_of([a, b], 150)
-            return [sorted(answer["seq"] for answer in one) for one in got], server.durable.rounds
-        finally:
-            server.durable.close()
-
+    server.loop = Loop()
     try:
-        got, rounds = asyncio.run(main())
+        a, b = UserConn(server, 1, "a"), UserConn(server, 2, "b")
+        a.feed(pubs(100))
+        b.feed(pubs(50))
+        turn(server, 0.05)
+        assert frames(a.read()) == [] and frames(b.read()) == []
+        gated.gate.set()
+        got = answers_of(server, [a, b], 150)
+        got, rounds = [sorted(answer["seq"] for answer in one) for one in got], server.durable.rounds
     finally:
+        server.durable.close()
+        server.loop.close()
         for js in jetstreams.values():
             js.close()
     assert got == [list(range(1, 101)), list(range(1, 51))]
@@ -227,17 +219,17 @@ def test_publishes_of_every_account_share_the_round(tmp_path, monkeypatch):
 def test_an_fsync_error_acknowledges_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(syncgroup, "faults", GatedFsync(errno.EIO))
 
-    async def body(server, js):
+    def body(server, js):
         conn = Conn(server, 1)
         conn.feed(pubs(5))
-        got = (await answers_of([conn], 5))[0]
+        got = (answers_of(server, [conn], 5))[0]
         # the failed fsync stays the store's error: later writes are refused with it (the
         # server answers nothing to a publish its store refused), reads go on
         with js.lock:
             store = js.lookup_stream_locked("S").store
         assert store.write_error is not None and store.write_error.errno == errno.EIO
         conn.feed(pubs(1, start=5))
-        assert (await answers_of([conn], 1, tries=100))[0] == []
+        assert answers_of(server, [conn], 1, tries=100)[0] == []
         assert store.state().last_seq == 5
         return got
 

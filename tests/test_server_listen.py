@@ -1,6 +1,7 @@
 """Where the client port listens, against nats-server with the same command line: the
 unspecified addresses (-a 0.0.0.0, the default, and -a ::) take IPv4 and IPv6 clients
-alike, as Go's listener does; a loopback address only its own family; a port in use is
+alike, as Go's listener does; a loopback address only its own family, a name its first
+IPv4 address; a port in use is
 refused loudly, naming the address asked for.  (The monitoring port is bound by the same
 `bound_socket`.)"""
 
@@ -40,7 +41,8 @@ def _greeting(family: int, host: str, port: int) -> bytes | None:
 
 @pytest.mark.skipif(not HAS_IPV6, reason="the machine has no IPv6 loopback")
 @pytest.mark.parametrize("address,v4,v6", [("0.0.0.0", True, True), ("::", True, True),
-                                           ("127.0.0.1", True, False), ("::1", False, True)])
+                                           ("127.0.0.1", True, False), ("::1", False, True),
+                                           ("localhost", True, False)])
 def test_the_families_a_listener_takes(tmp_path, address, v4, v6):
     seen = {}
     for kind, start in (("nats-server", start_nats_server), ("jsstore", start_jsstore_server)):

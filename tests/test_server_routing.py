@@ -14,6 +14,7 @@ from jsstore.jetstream import account as jetstream
 from jsstore._core.storage.subjects import _subject_matches
 from jsstore.server import Server
 from jsstore.server.subscriptions import Subscription, SubjectTable
+from inprocess import serve_in_thread
 
 # subjects published may hold `*` and `>` tokens (only wildcards take them) and even empty
 # tokens (nobody takes those)
@@ -81,7 +82,7 @@ def test_a_pull_batch_stops_at_the_subscriptions_unsub_limit(tmp_path):
             js.publish("s.a", b"%d" % i)
         js.add_consumer("S", durable_name="C", ack_policy="explicit")
         server = Server(js, host="127.0.0.1", port=-1)
-        await server.start()
+        stop = serve_in_thread(server)
         reader, writer = await _connect(server.port)
         try:
             reader, writer = await _connect(server.port)
@@ -96,7 +97,7 @@ def test_a_pull_batch_stops_at_the_subscriptions_unsub_limit(tmp_path):
             rest = await asyncio.wait_for(reader.readuntil(b"PONG\r\nPONG\r\n"), 5)
             writer.close()
         finally:
-            await server.stop()
+            stop()
         return msgs, rest
     msgs, rest = asyncio.run(main())
     assert [m[3] for m in msgs] == [b"0", b"1", b"2"]
@@ -111,7 +112,7 @@ def test_a_streaming_publisher_gets_every_ack_in_order(tmp_path):
         js = jetstream.open(tmp_path)
         js.add_stream(name="S", subjects=["s.*"])
         server = Server(js, host="127.0.0.1", port=-1)
-        await server.start()
+        stop = serve_in_thread(server)
         try:
             reader, writer = await _connect(server.port)
             writer.write(b'CONNECT {"verbose":false,"pedantic":false}\r\nSUB acks.* 1\r\n')
@@ -125,7 +126,7 @@ def test_a_streaming_publisher_gets_every_ack_in_order(tmp_path):
             msgs = await _read_msgs(reader, count)
             writer.close()
         finally:
-            await server.stop()
+            stop()
         return msgs
     msgs = asyncio.run(main())
     assert [m[0] for m in msgs] == [f"acks.{i}" for i in range(len(msgs))]
@@ -137,7 +138,7 @@ def test_a_subscription_reaching_its_limit_does_not_hide_the_next_one(tmp_path):
     both, the next only to the second."""
     async def main():
         server = Server(None, host="127.0.0.1", port=-1)
-        await server.start()
+        stop = serve_in_thread(server)
         try:
             reader, writer = await _connect(server.port)
             writer.write(b'CONNECT {"verbose":false,"pedantic":false}\r\nSUB same 1\r\nUNSUB 1 1\r\n'
@@ -146,7 +147,7 @@ def test_a_subscription_reaching_its_limit_does_not_hide_the_next_one(tmp_path):
             msgs = await _read_msgs(reader, 3)
             writer.close()
         finally:
-            await server.stop()
+            stop()
         return msgs
     msgs = asyncio.run(main())
     assert sorted((m[1], m[3]) for m in msgs) == [("1", b"a"), ("2", b"a"), ("2", b"b")]

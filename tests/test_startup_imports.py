@@ -42,6 +42,9 @@ DEFERRED = [
     "jsstore._core.storage.faults", "jsstore._core.storage.hashing",
     "pyspark", "pyarrow", "nats", "tempfile", "argparse", "encodings.idna", "stringprep",
     "shutil", "bz2", "lzma",
+    # the server's own event loop, and loggers that load logging when something is logged
+    "asyncio", "uvloop", "ssl", "_ssl", "concurrent", "logging", "traceback", "dataclasses",
+    "inspect",
 ]
 
 # runs `jsstore serve ARGS` through the command's own entry point; at "Server is ready" it

@@ -253,7 +253,6 @@ def test_the_zygote_imports_what_a_servers_first_requests_need(tmp_path):
         process.terminate()
         process.wait(30)
     assert json.loads(report.read_text()) == []
-    assert "uvloop" in PRELOAD
 
 
 def _listener_pid(port: int) -> int:

@@ -45,3 +45,29 @@ class Deferred:
 def deferred(name: str) -> Deferred:
     """The module `name` (a dotted, absolute name), imported on first attribute use."""
     return Deferred(name)
+
+
+class DeferredLogger:
+    """Stands for ``logging.getLogger(name)``: the logging package (with re, traceback
+    and string beneath it) is imported when something is first logged, not when the
+    module that logs is.  The server's modules log only what goes wrong."""
+
+    __slots__ = ("_name", "_logger")
+
+    def __init__(self, name: str):
+        self._name = name
+        self._logger = None
+
+    def __getattr__(self, attribute: str):
+        logger = self._logger
+        if logger is None:
+            logger = self._logger = importlib.import_module("logging").getLogger(self._name)
+        return getattr(logger, attribute)
+
+    def __repr__(self) -> str:
+        return f"<deferred logger {self._name!r}>"
+
+
+def deferred_logger(name: str) -> DeferredLogger:
+    """The logger `name`, the logging package imported with its first use."""
+    return DeferredLogger(name)

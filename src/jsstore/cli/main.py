@@ -21,7 +21,6 @@ traceback).  ``--json`` prints what the JetStream API answered.
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Callable
 
 from jsstore.cli.errors import CliError
@@ -74,6 +73,7 @@ def reporting_failures(command: Callable[[], int], *, trace: bool = False) -> in
         return 0
     except Exception as exc:  # noqa: BLE001 - every failure is one line (--trace: all of it)
         if trace:
+            import traceback    # (only here: it loads linecache, tokenize and textwrap)
             traceback.print_exc()
         status = exc.status if isinstance(exc, CliError) else 1
         lines = str(exc).splitlines() or [type(exc).__name__]

@@ -28,10 +28,8 @@ configuration's ``tls {}`` block does the same and more: docs/security.md).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-import ssl
 import sys
 import time
 from collections.abc import Callable
@@ -45,6 +43,7 @@ from jsstore.jetstream.limits import ServerResources
 from jsstore.server import Server
 from jsstore.server import config as server_config
 from jsstore.server.defaults import DEFAULT_MAX_PENDING, DEFAULT_SYNC_INTERVAL
+from jsstore.server.eventloop import Loop
 from jsstore.server.limits import Limits
 from jsstore.server.listen import host_port
 from jsstore.store.config import StoreOptions
@@ -337,7 +336,7 @@ def serve(options: dict, on_ready: Callable[[Server], None] | None = None) -> in
     if options.get("tls") is not None:
         try:
             options["tls"].context()        # the certificate and key files, read now
-        except (OSError, ssl.SSLError) as exc:
+        except OSError as exc:          # (ssl.SSLError is one)
             raise UsageError(f"TLS: {exc}") from None
     log = Log(options.get("log"), options.get("logtime", True), options.get("logtime_utc", False))
     js, accounts = open_jetstreams(options)
@@ -387,39 +386,27 @@ def serve(options: dict, on_ready: Callable[[Server], None] | None = None) -> in
         if on_ready is not None:
             on_ready(srv)
 
-    async def main() -> None:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
+    loop = Loop()
 
-        def stop(sig) -> None:
-            log.info(f'Trapped "{TRAPPED[sig]}" signal')
-            task.cancel()
+    def stop(sig) -> None:
+        log.info(f'Trapped "{TRAPPED[sig]}" signal')
+        loop.stop()
 
-        async def lame_duck() -> None:
-            log.info(f'Trapped "{TRAPPED[signal.SIGUSR2]}" signal')
-            await server.lame_duck(log.info)
-            task.cancel()
+    def lame_duck() -> None:
+        log.info(f'Trapped "{TRAPPED[signal.SIGUSR2]}" signal')
+        server.lame_duck(log.info, loop.stop)
 
-        def reload() -> None:
-            # (the default action of SIGHUP would end the server without a word)
-            log.error("Configuration reload is not supported by jsstore: the configuration "
-                      "in use is unchanged; restart the server to apply a new one")
+    def reload() -> None:
+        # (the default action of SIGHUP would end the server without a word)
+        log.error("Configuration reload is not supported by jsstore: the configuration "
+                  "in use is unchanged; restart the server to apply a new one")
 
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop, sig)
-        loop.add_signal_handler(signal.SIGUSR2, lambda: loop.create_task(lame_duck()))
-        loop.add_signal_handler(signal.SIGHUP, reload)
-        loop.add_signal_handler(signal.SIGUSR1, log.reopen)
-        try:
-            await server.serve(ready)
-        except asyncio.CancelledError:
-            pass
-
-    try:
-        import uvloop
-        uvloop.run(main())
-    except ImportError:
-        asyncio.run(main())
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop, sig)
+    loop.add_signal_handler(signal.SIGUSR2, lame_duck)
+    loop.add_signal_handler(signal.SIGHUP, reload)
+    loop.add_signal_handler(signal.SIGUSR1, log.reopen)
+    server.run(ready, loop)
     log.info("Server Exiting..")
     return 0
 

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import functools
 import itertools
-import logging
 import os
 import threading
 import time
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from jsstore._core.storage.subjects import is_routable
-from jsstore.deferred import deferred
+from jsstore.deferred import deferred, deferred_logger
 from jsstore.errors import StoreClosed
 from jsstore.gocompat.times import rfc3339_nano
 from jsstore.jetstream import limits as account_limits
@@ -59,7 +58,7 @@ from jsstore.wire.bus import Bus, Msg
 from jsstore.wire.headers import decode_headers, encode_headers
 from jsstore.wire.subjecttree import SubjectTree
 
-log = logging.getLogger(__name__)
+log = deferred_logger(__name__)
 STORE_FAILED = "error creating store for stream"    # nats-server's errStreamStoreFailed
 
 if TYPE_CHECKING:

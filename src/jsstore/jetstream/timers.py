@@ -9,14 +9,14 @@ nothing runs by itself: the owner calls ``tick``.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Callable
 
+from jsstore.deferred import deferred_logger
 from jsstore.gocompat.durations import SECOND
 
-log = logging.getLogger(__name__)
+log = deferred_logger(__name__)
 IDLE_WAIT = 60.0       # seconds to sleep with nothing scheduled (a wake cuts it short)
 
 

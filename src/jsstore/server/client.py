@@ -9,14 +9,12 @@ connection is upgraded (jsstore.server.tls) after INFO, or before it with handsh
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import time
 
 from jsstore._core.delivery.plans import Conn
 from jsstore._core.storage.subjects import is_valid_subject
 from jsstore._core.wire import protocol
-from jsstore.deferred import deferred
+from jsstore.deferred import deferred, deferred_logger
 from jsstore.server.connect import decode_connect
 from jsstore.server.limits import (
     MAX_ACCOUNT_CONNECTIONS,
@@ -35,7 +33,7 @@ from jsstore.server.permissions import (
 )
 from jsstore.server.subscriptions import Subscription
 
-log = logging.getLogger("jsstore.server")
+log = deferred_logger("jsstore.server")
 
 # loaded when a server has nkey users, or TLS
 nkey = deferred("jsstore.server.nkey")
@@ -54,7 +52,7 @@ INVALID_SUBJECT = "Invalid Subject"
 INVALID_PUBLISH_SUBJECT = "Invalid Publish Subject"
 
 
-class Client(Conn, asyncio.Protocol):
+class Client(Conn):
     """One client connection: its buffer, counters and deliveries are the core's
     (``Conn``); what the server queued for it is written once the loop has handled the
     reads at hand (Server.flush_all), and a client that does not read what it is sent
@@ -68,7 +66,7 @@ class Client(Conn, asyncio.Protocol):
         self.cid = cid
         self.parser = protocol.Parser(max_control_line=server.limits.max_control_line,
                                       max_payload=server.max_payload, origin=self)
-        self.transport: asyncio.Transport | None = None
+        self.transport = None        # its SocketTransport (TLSTransport over it with TLS)
         self.subs: dict[str, Subscription] = {}
         self.verbose = False
         self.pedantic = False
@@ -93,7 +91,7 @@ class Client(Conn, asyncio.Protocol):
         self._fallback = None       # TLS-first's fallback to INFO first, while pending
         self._core_publishes()
 
-    # -- asyncio ----------------------------------------------------------------------------
+    # -- the transport's calls -------------------------------------------------------------
     def connection_made(self, transport) -> None:
         self.transport = transport
         server = self.server
@@ -116,9 +114,9 @@ class Client(Conn, asyncio.Protocol):
                                        auth=not self.authorized)
         if tls is not None:
             self.transport = tls_layer.TLSTransport(transport, server.tls_context, tls.timeout,
-                                                    self._tls_ready)
+                                                    self._tls_ready, server.loop)
             if self.info_after_tls and tls.fallback_delay > 0:
-                self._fallback = asyncio.get_running_loop().call_later(
+                self._fallback = server.loop.call_later(
                     tls.fallback_delay, self._tls_fallback)
 
     @property
@@ -148,6 +146,9 @@ class Client(Conn, asyncio.Protocol):
         self.tls_first = self.info_after_tls
         if self.info_after_tls:
             self.transport.write(self.server.info_frame(self.cid, **self._nonce()))
+
+    def eof_received(self) -> None:
+        return None             # (the client closed its side: the connection is closed)
 
     def connection_lost(self, exc) -> None:
         self.closed = True

@@ -59,8 +59,10 @@ class DurableAcks:
             self._release(batch, None)
             return
         self._running = True
-        future = self.server.loop.run_in_executor(self._thread, _run, targets)
-        future.add_done_callback(lambda done: self._synced(batch, done))
+        loop = self.server.loop
+        future = self._thread.submit(_run, targets)
+        future.add_done_callback(
+            lambda done: loop.call_soon_threadsafe(self._synced, batch, done))
 
     def _synced(self, batch: list, done) -> None:
         self._running = False

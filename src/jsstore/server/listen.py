@@ -1,17 +1,13 @@
-"""The client port's listening socket, bound here rather than by the event loop.
+"""The listening sockets of the client and monitoring ports, made as Go's listener makes
+them for nats-server.
 
-``loop.create_server(factory, host, port)`` resolves `host` on the loop's resolver: on
-uvloop that starts libuv's thread pool (four threads, about 0.6 MiB resident) for one
-look-up of what is nearly always a numeric address (``-a 127.0.0.1``, the default
-``0.0.0.0``).  When `host` names exactly one address, the socket is made and bound here as
-asyncio would (SO_REUSEADDR, IPV6_V6ONLY for IPv6) and handed to ``create_server(sock=)``;
-when it names several (``localhost``, or ``""``: every interface, IPv4 and IPv6), the
-loop binds them all as before.
-
-The unspecified addresses (``0.0.0.0``, the default, and ``::``) are every interface in
-both families, as Go's listener makes them for nats-server: one IPv6 socket that also
-takes IPv4 (IPV6_V6ONLY off), so that ``nats://[::1]:4222`` reaches a server on
-``-a 0.0.0.0``; IPv4 alone where the machine has no IPv6.
+A numeric address (``-a 127.0.0.1``) is bound as it is (resolved without the IDNA codec),
+with SO_REUSEADDR, and IPV6_V6ONLY on for an IPv6 address.  A name is resolved once and
+bound on its first IPv4 address, else its first address (``-a localhost`` listens on
+127.0.0.1 alone, as nats-server does).  The unspecified addresses (``0.0.0.0``, the
+default, ``::`` and the empty host) are every interface in both families: one IPv6
+socket that also takes IPv4 (IPV6_V6ONLY off), so that ``nats://[::1]:4222`` reaches a
+server on ``-a 0.0.0.0``; IPv4 alone where the machine has no IPv6.
 """
 
 from __future__ import annotations
@@ -20,26 +16,25 @@ import errno
 import socket
 
 
-UNSPECIFIED = ("0.0.0.0", "::")
+UNSPECIFIED = ("0.0.0.0", "::", "")
 
 
-def bound_socket(host: str | None, port: int) -> socket.socket | None:
-    """A socket bound to the one address `host`:`port` names (not yet listening; both
-    families for an unspecified address), or None when `host` names several.  OSError (as
-    asyncio words it) when the bind fails."""
+def bound_socket(host: str | None, port: int) -> socket.socket:
+    """A socket bound to `host`:`port` (not yet listening).  OSError, naming the address,
+    when the bind fails."""
     if host in UNSPECIFIED and socket.has_ipv6:
         try:
             return _bound(socket.AF_INET6, socket.SOCK_STREAM, 0, ("::", port), False,
-                          (host, port))
+                          (host or "", port))
         except OSError as exc:
             if exc.errno not in (errno.EAFNOSUPPORT, errno.EADDRNOTAVAIL):
                 raise
             # (no IPv6 here: IPv4 alone)
     infos = socket.getaddrinfo(_numeric(host) or host or None, port,
                                type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    if len({(family, address) for family, _, _, _, address in infos}) != 1:
-        return None
-    family, kind, proto, _, address = infos[0]
+    # as Go listens on a name: on its first IPv4 address, else its first address
+    family, kind, proto, _, address = next(
+        (info for info in infos if info[0] == socket.AF_INET), infos[0])
     return _bound(family, kind, proto, address, True, address)
 
 

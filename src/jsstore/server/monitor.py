@@ -6,7 +6,6 @@ request, the connection closed after it.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import resource
 import time
@@ -18,7 +17,9 @@ from jsstore.server.defaults import DEFAULT_MAX_PENDING, GO_VERSION
 from jsstore.server.listen import bound_socket
 from jsstore.server.tls import TLSTransport
 from jsstore.server.tlsconfig import DEFAULT_TIMEOUT as DEFAULT_TLS_TIMEOUT
+from jsstore.server.transport import Listener
 
+MAX_REQUEST_HEAD = 64 * 1024     # bytes of request line and headers taken at most
 
 
 def _rfc3339(seconds: float) -> str:
@@ -49,42 +50,32 @@ class Monitor:
         self.requests: dict[str, int] = {}
         self._listener = None
 
-    async def start(self) -> None:
+    def start(self) -> None:
         port = 0 if self.port in (-1, 0) else self.port
         sock = bound_socket(self.host, port)
-        if sock is not None:
-            self._listener = await asyncio.start_server(self._serve, sock=sock)
-        else:
-            self._listener = await asyncio.start_server(self._serve, self.host, port)
-        self.port = self._listener.sockets[0].getsockname()[1]
+        self._listener = Listener(self.server.loop, sock, lambda: _Exchange(self))
+        self.port = sock.getsockname()[1]
 
-    async def stop(self) -> None:
+    def stop(self) -> None:
         if self._listener is not None:
             self._listener.close()
-            await self._listener.wait_closed()
+            self._listener = None
 
-    async def _serve(self, reader, writer) -> None:
-        try:
-            request = await reader.readuntil(b"\r\n\r\n")
-            line = request.split(b"\r\n", 1)[0].decode("latin-1").split()
-            path = line[1].split("?", 1)[0].rstrip("/") if len(line) > 1 else "/"
-            handler = {"/varz": self.varz, "/connz": self.connz, "/jsz": self.jsz,
-                       "/healthz": self.healthz}.get(path)
-            if handler is None:
-                status, body = "404 Not Found", b"404 page not found\n"
-                kind = "text/plain; charset=utf-8"
-            else:
-                self.requests[path] = self.requests.get(path, 0) + 1
-                status, kind = "200 OK", "application/json"
-                body = gojson.encode_indent(handler())
-            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\n"
-                         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-                         .encode() + body)
-            await writer.drain()
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
-            pass
-        finally:
-            writer.close()
+    def answer(self, request: bytes) -> bytes:
+        """The HTTP answer to `request` (its head)."""
+        line = request.split(b"\r\n", 1)[0].decode("latin-1").split()
+        path = line[1].split("?", 1)[0].rstrip("/") if len(line) > 1 else "/"
+        handler = {"/varz": self.varz, "/connz": self.connz, "/jsz": self.jsz,
+                   "/healthz": self.healthz}.get(path)
+        if handler is None:
+            status, body = "404 Not Found", b"404 page not found\n"
+            kind = "text/plain; charset=utf-8"
+        else:
+            self.requests[path] = self.requests.get(path, 0) + 1
+            status, kind = "200 OK", "application/json"
+            body = gojson.encode_indent(handler())
+        return (f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
 
     # -- the pages ------------------------------------------------------------------------
     def varz(self) -> dict:
@@ -212,3 +203,29 @@ class Monitor:
 
     def healthz(self) -> dict:
         return {"status": "ok"}
+
+
+class _Exchange:
+    """One HTTP connection: the request's head read, the answer written, closed."""
+
+    def __init__(self, monitor: Monitor):
+        self.monitor = monitor
+        self.transport = None
+        self.head = b""
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.head += data
+        if b"\r\n\r\n" in self.head:
+            self.transport.write(self.monitor.answer(self.head))
+            self.transport.close()
+        elif len(self.head) > MAX_REQUEST_HEAD:
+            self.transport.close()
+
+    def eof_received(self) -> None:
+        return None
+
+    def connection_lost(self, exc) -> None:
+        self.transport = None

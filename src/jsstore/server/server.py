@@ -14,10 +14,8 @@ connection is TLS.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import random
-import threading
 from typing import TYPE_CHECKING
 
 from jsstore._core.delivery.plans import Totals
@@ -36,7 +34,9 @@ from jsstore.server.defaults import (
     LAME_DUCK_GRACE_PERIOD,
 )
 from jsstore.server.limits import AccountLimits, Limits
+from jsstore.server.eventloop import Loop
 from jsstore.server.listen import bound_socket
+from jsstore.server.transport import Listener
 from jsstore.version import __version__ as JSSTORE_VERSION
 from jsstore.wire.api import SERVER_VERSION
 
@@ -104,9 +104,8 @@ class Server:
         self.clients: dict[int, Client] = {}
         self.dirty: set[Client] = set()
         self._cids = itertools.count(1)
-        self._server: asyncio.base_events.Server | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.loop_thread: int | None = None
+        self._listener: Listener | None = None
+        self.loop: Loop | None = None
         self._flush_scheduled = False
         self._info_template = None
 
@@ -198,52 +197,72 @@ class Server:
             client.flush()
 
     # -- running -------------------------------------------------------------------------------
-    async def start(self) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.loop_thread = threading.get_ident()
+    @property
+    def loop_thread(self) -> int | None:
+        """The thread that runs the server's loop (None before it has one)."""
+        return self.loop.thread if self.loop is not None else None
+
+    def start(self, loop: Loop | None = None) -> None:
+        """Listen (the client port, and the monitoring port when asked for) on `loop` (a new
+        one when None); clients are served while the loop runs."""
+        self.loop = loop if loop is not None else Loop()
         port = 0 if self.port in (-1, 0) else self.port
         sock = bound_socket(self.host, port)
-        if sock is not None:
-            self._server = await self.loop.create_server(
-                lambda: Client(self, next(self._cids)), sock=sock)
-        else:
-            self._server = await self.loop.create_server(
-                lambda: Client(self, next(self._cids)), self.host, port, reuse_address=True)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self._listener = Listener(self.loop, sock, lambda: Client(self, next(self._cids)))
+        self.port = sock.getsockname()[1]
         if self.http_port is not None:
             self.monitor = monitoring.Monitor(self, self.http_host or self.host, self.http_port)
-            await self.monitor.start()
+            self.monitor.start()
 
-    async def stop(self) -> None:
+    def run(self, ready=None, loop: Loop | None = None) -> None:
+        """Listen and serve until the loop is stopped (``loop.stop()``, from another
+        thread ``loop.stop_threadsafe()``), then stop; `ready(self)` is called once clients
+        can connect."""
+        self.start(loop)
+        try:
+            if ready is not None:
+                ready(self)
+            self.loop.run_forever()
+        finally:
+            self.stop()
+
+    def stop(self, drain: float = 1.0) -> None:
+        """Stop listening, write what the clients have waiting and close them (waiting up
+        to `drain` seconds for their writes), stop every account's JetStream."""
+        loop = self.loop
         if self.monitor is not None:
-            await self.monitor.stop()
+            self.monitor.stop()
             self.monitor = None
-        if self._server is not None:
-            self._server.close()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
             for client in list(self.clients.values()):
                 client.flush()
                 client.close()
-            await self._server.wait_closed()
-            self._server = None
+            loop.run_until(lambda: not self.clients, drain)
         for account in self.accounts.values():
             account.stop_jetstream()
         if self.durable is not None:
             self.durable.close()
+        if loop is not None:
+            loop.close()
 
-    async def lame_duck(self, log=None) -> None:
+    def lame_duck(self, say=None, done=None) -> None:
         """nats-server's lame duck mode: stop accepting clients and stop JetStream (its
         state flushed and closed) at once; with no client left, that is all; else tell
         the clients (an INFO with ``ldm``, to those that speak protocol 1), wait the grace
         period, then close the clients one by one spread over what the duration leaves
-        after the grace period (at most a second apart).  The caller shuts down
-        afterwards."""
-        say = log or (lambda text: None)
+        after the grace period (at most a second apart).  `done()` is called at the end
+        (the caller shuts down then)."""
+        say = say or (lambda text: None)
+        done = done or (lambda: None)
         if self.ldm:
             return
         self.ldm = True
         say("Entering lame duck mode, stop accepting new clients")
-        if self._server is not None:
-            self._server.close()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
         if self.js is not None:
             say("Initiating JetStream Shutdown...")
             for account in self.accounts.values():
@@ -251,32 +270,33 @@ class Server:
             say("JetStream Shutdown")
         if not self.clients:
             say("Initiating Shutdown...")
+            done()
             return
         for client in list(self.clients.values()):
             if client.protocol >= 1:
                 client.write(protocol.info_frame(self.info_json(client.cid)))
                 self.dirty.add(client)
         self.flush_all()
-        await asyncio.sleep(self.lame_duck_grace_period)
+        self.loop.call_later(self.lame_duck_grace_period, self._lame_duck_close, say, done)
+
+    def _lame_duck_close(self, say, done) -> None:
         say("Closing existing clients")
         clients = list(self.clients.values())
         spread = self.lame_duck_duration - self.lame_duck_grace_period
         if spread <= 0:
             spread = 1.0
         pause = min(spread / len(clients), 1.0) if clients else 0.0
-        for i, client in enumerate(clients):
-            client.flush()
-            client.close()
-            if i < len(clients) - 1:
-                await asyncio.sleep(pause)
-        say("Initiating Shutdown...")
 
-    async def serve(self, ready=None) -> None:
-        """Listen until cancelled; `ready()` is called once clients can connect."""
-        await self.start()
-        if ready is not None:
-            ready(self)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await self.stop()
+        def close_next(i: int) -> None:
+            if i == len(clients):
+                say("Initiating Shutdown...")
+                done()
+                return
+            clients[i].flush()
+            clients[i].close()
+            if i < len(clients) - 1:
+                self.loop.call_later(pause, close_next, i + 1)
+            else:
+                close_next(i + 1)
+
+        close_next(0)

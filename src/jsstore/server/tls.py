@@ -12,7 +12,6 @@ client is (jsstore.server.certmap).  The settings are jsstore.server.tlsconfig."
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 
 
@@ -52,27 +51,28 @@ class PeerCertificate:
 
 
 class TLSTransport:
-    """A client connection's TLS, over its plain asyncio transport: what the client sends
+    """A client connection's TLS, over its plain transport: what the client sends
     goes in through feed(), what the server writes is encrypted on its way out.  Until
     the handshake is done nothing is written but the handshake's own records; when it
     fails (or times out) the TLS alert, if there is one, is sent and the connection
     closed, as Go's crypto/tls does for nats-server.  `ready` is called once the
     handshake is done."""
 
-    def __init__(self, raw, context: ssl.SSLContext, timeout: float, ready):
+    def __init__(self, raw, context: ssl.SSLContext, timeout: float, ready, loop):
         self.raw = raw
+        self._loop = loop
         self._in, self._out = ssl.MemoryBIO(), ssl.MemoryBIO()
         self._ssl = context.wrap_bio(self._in, self._out, server_side=True)
         self._ready = ready
         self.done = False           # handshake finished
         self.failed = False
         self._timeout = timeout
-        self._timer = asyncio.get_running_loop().call_later(timeout, self._timed_out)
+        self._timer = self._loop.call_later(timeout, self._timed_out)
 
     def restart_timer(self) -> None:
         """The handshake's time limit counts from now (after a TLS-first fallback)."""
         self._timer.cancel()
-        self._timer = asyncio.get_running_loop().call_later(self._timeout, self._timed_out)
+        self._timer = self._loop.call_later(self._timeout, self._timed_out)
 
     def feed(self, data: bytes) -> bytes:
         """Take bytes the client sent; the application data they complete."""

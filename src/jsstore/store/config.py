@@ -10,7 +10,7 @@ as in nats-server's JSON.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -25,11 +25,10 @@ MIN_BLOCK_SIZE = 32_000
 DEFAULT_SYNC_INTERVAL = 120.0  # seconds between background fsyncs
 
 
-@dataclass(slots=True)
-class StoreConfig:
+class StoreConfig(msgspec.Struct):
     """The storage layer's view of a stream's configuration."""
     name: str
-    subjects: list[str] = field(default_factory=list)
+    subjects: list[str] = msgspec.field(default_factory=list)
     retention: str = "limits"          # limits | interest | workqueue
     max_consumers: int = -1
     max_msgs: int = -1
@@ -47,8 +46,7 @@ class StoreConfig:
     allow_msg_ttl: bool = False
 
 
-@dataclass(slots=True)
-class StoreOptions:
+class StoreOptions(msgspec.Struct):
     block_size: int = 0                # 0 = choose like nats-server (dyn_block_size)
     sync: str = "interval"             # interval | always (group commit)
     sync_interval: float = DEFAULT_SYNC_INTERVAL

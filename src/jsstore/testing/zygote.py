@@ -75,7 +75,7 @@ cli_main = deferred("jsstore.cli.main")
 # what the zygote imports before it forks: the server and its event loop, and what a
 # server loads with its first requests (API handlers, file and memory streams, consumers);
 # a module missing here is imported by every forked server that needs it
-PRELOAD = ("jsstore.cli.main", "jsstore.cli.serve", "uvloop", "jsstore.api.router",
+PRELOAD = ("jsstore.cli.main", "jsstore.cli.serve", "jsstore.api.router",
            "jsstore.stream.stream", "jsstore.store.filestore", "jsstore.store.memstore",
            "jsstore.consumer.consumer")
 

@@ -4,8 +4,6 @@ of a request's ``Nats-Required-Api-Level``."""
 
 from __future__ import annotations
 
-import re
-
 from jsstore.wire import headers as header_block
 
 API_PREFIX = "$JS.API."
@@ -26,7 +24,6 @@ ACK_PREFIX = "$JS.ACK."
 # the status a pull request or direct get gets when that header asks for more
 REQUIRED_API_LEVEL_STATUS = b"NATS/1.0 412 Required Api Level\r\n\r\n"
 
-_GO_ATOI = re.compile(rb"[+-]?[0-9]+\Z")   # what Go's strconv.Atoi takes
 _INT64 = 1 << 63
 
 
@@ -36,7 +33,8 @@ def api_level_too_high(hdr: bytes | None) -> bool:
     value = header_block.get(hdr, REQUIRED_API_LEVEL) if hdr else None
     if not value:
         return False
-    if _GO_ATOI.match(value) is None:
+    digits = value[1:] if value[:1] in (b"+", b"-") else value
+    if not digits.isdigit():        # (ASCII digits only, as Go's strconv.Atoi takes)
         return True
     level = int(value)
     return not -_INT64 <= level < _INT64 or level > API_LEVEL

@@ -23,7 +23,6 @@ callback is logged and does not reach the publisher (a subscriber can not fail a
 from __future__ import annotations
 
 import itertools
-import logging
 import threading
 from collections import deque
 from typing import Callable
@@ -31,8 +30,9 @@ from typing import Callable
 import msgspec
 
 from jsstore._core.storage.subjects import _subject_matches, is_literal, is_valid_subject
+from jsstore.deferred import deferred_logger
 
-log = logging.getLogger(__name__)
+log = deferred_logger(__name__)
 
 
 class Msg(msgspec.Struct):

@@ -19,7 +19,7 @@ surrogate escapes, so any byte string survives a parse/build round trip.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 PREFIX = b"NATS/1.0"
 CRLF = b"\r\n"
