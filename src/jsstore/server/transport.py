@@ -13,6 +13,7 @@ stops reading and closes once what is kept is written; ``abort()`` closes at onc
 from __future__ import annotations
 
 import errno
+import itertools
 import socket
 from collections import deque
 
@@ -23,6 +24,7 @@ log = deferred_logger("jsstore.server")
 
 MAX_READ = 256 * 1024       # bytes taken from a socket per read (asyncio's and uvloop's)
 ACCEPT_BACKLOG = 128        # connections accepted per wake-up at most
+MAX_CHUNKS = 512            # kept chunks written in one sendmsg at most (IOV_MAX: 1,024)
 
 
 class SocketTransport:
@@ -75,21 +77,26 @@ class SocketTransport:
 
     def _write_ready(self) -> None:
         buffer = self._buffer
-        sock = self._sock
-        while buffer:
+        try:
+            if len(buffer) == 1:
+                sent = self._sock.send(buffer[0])
+            else:               # (the chunks kept, in one system call)
+                sent = self._sock.sendmsg(list(itertools.islice(buffer, MAX_CHUNKS)))
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._fail(exc)
+            return
+        self._size -= sent
+        while sent:
             chunk = buffer[0]
-            try:
-                sent = sock.send(chunk)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:
-                self._fail(exc)
-                return
-            self._size -= sent
             if sent < len(chunk):
                 buffer[0] = memoryview(chunk)[sent:]
                 return
+            sent -= len(chunk)
             buffer.popleft()
+        if buffer:
+            return              # (the rest when the socket is writable again)
         self._set_events(self._events & ~WRITE)
         if self._closing:
             self._finish(None)
