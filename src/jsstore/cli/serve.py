@@ -34,6 +34,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from jsstore._core.heap import keep_heap
 from jsstore.cli.errors import CliError, UsageError
 from jsstore.cli.storefactory import FactorySpecError, load_store_factory
 from jsstore.deferred import deferred
@@ -386,6 +387,7 @@ def serve(options: dict, on_ready: Callable[[Server], None] | None = None) -> in
         if on_ready is not None:
             on_ready(srv)
 
+    keep_heap()         # (the process is the server's: its buffers reused, not given back)
     loop = Loop()
 
     def stop(sig) -> None:
