@@ -11,63 +11,47 @@ first stream or consumer (a standard-library module only some paths use, such as
 any other to the layering rules (tests/test_layers.py reads ``deferred("jsstore...")`` calls
 as imports); an attribute look-up through it costs a method call, so hot paths keep eager
 imports.  tests/test_startup_imports.py checks what ``jsstore serve`` has not loaded when
-it is ready.
+it is ready.  ``deferred_logger(name)`` does the same for a module's logger: the logging
+package loads with the first line logged.
 """
 
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["deferred"]
+__all__ = ["deferred", "deferred_logger"]
 
 
 class Deferred:
-    """Stands for the module `name` until an attribute is asked of it, then imports it
-    and answers from it."""
+    """Stands for an object made on first use (a module imported, a logger got): the first
+    attribute asked of it loads it, and it answers from it from then on."""
 
-    __slots__ = ("_name", "_module")
+    __slots__ = ("_what", "_load", "_target")
 
-    def __init__(self, name: str):
-        self._name = name
-        self._module = None
+    def __init__(self, what: str, load):
+        self._what = what           # what it stands for, as its repr says
+        self._load = load
+        self._target = None
 
     def __getattr__(self, attribute: str):
-        module = self._module
-        if module is None:
-            module = self._module = importlib.import_module(self._name)
-        return getattr(module, attribute)
+        target = self._target
+        if target is None:
+            target = self._target = self._load()
+        return getattr(target, attribute)
 
     def __repr__(self) -> str:
-        state = "imported" if self._module is not None else "not imported yet"
-        return f"<deferred module {self._name!r} ({state})>"
+        state = "loaded" if self._target is not None else "not loaded yet"
+        return f"<deferred {self._what} ({state})>"
 
 
 def deferred(name: str) -> Deferred:
     """The module `name` (a dotted, absolute name), imported on first attribute use."""
-    return Deferred(name)
+    return Deferred(f"module {name!r}", lambda: importlib.import_module(name))
 
 
-class DeferredLogger:
-    """Stands for ``logging.getLogger(name)``: the logging package (with re, traceback
-    and string beneath it) is imported when something is first logged, not when the
-    module that logs is.  The server's modules log only what goes wrong."""
-
-    __slots__ = ("_name", "_logger")
-
-    def __init__(self, name: str):
-        self._name = name
-        self._logger = None
-
-    def __getattr__(self, attribute: str):
-        logger = self._logger
-        if logger is None:
-            logger = self._logger = importlib.import_module("logging").getLogger(self._name)
-        return getattr(logger, attribute)
-
-    def __repr__(self) -> str:
-        return f"<deferred logger {self._name!r}>"
-
-
-def deferred_logger(name: str) -> DeferredLogger:
-    """The logger `name`, the logging package imported with its first use."""
-    return DeferredLogger(name)
+def deferred_logger(name: str) -> Deferred:
+    """``logging.getLogger(name)``, the logging package (with re, traceback and string
+    beneath it) imported when something is first logged, not when the module that logs
+    is.  The server's modules log only what goes wrong."""
+    return Deferred(f"logger {name!r}",
+                    lambda: importlib.import_module("logging").getLogger(name))
