@@ -79,6 +79,7 @@ def test_an_exception_in_a_handler_is_logged_and_the_connection_stays(js, caplog
     server = Server(js, host="127.0.0.1", port=-1)
     conn = Conn(server)
     account = conn.client.account
+    account.router = account.js.router()     # (made now: its first request would make it)
     original = account.router.dispatch
 
     def broken(subject, *args, **kwargs):

@@ -465,6 +465,10 @@ class JetStream:
             state.subjects = stream.store.subjects_totals(subjects_filter) if subjects_filter else None
             return self._info(stream, state)
 
+    def has_streams(self) -> bool:
+        """Whether the account has a stream (a publish outside ``$JS.`` may be captured)."""
+        return bool(self._streams)
+
     def stream_names(self) -> list[str]:
         with self.lock:
             self.check_open()

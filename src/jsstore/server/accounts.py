@@ -55,6 +55,14 @@ class _RouterToBe:
             account.router = account.js.router()
         return getattr(account.router, name)
 
+    def dispatch(self, subject: str, payload: bytes, hdr: bytes | None, send,
+                 reply: str | None = None) -> bool:
+        """A publish outside ``$JS.`` while the account has no stream is JetStream's no
+        more than a core publish is: not handled, and the router not made for it."""
+        if not subject.startswith("$JS.") and not self.account.js.has_streams():
+            return False
+        return self.__getattr__("dispatch")(subject, payload, hdr, send, reply)
+
 
 class Account:
     """One account's subject table, its JetStream (or None) and the routing between
