@@ -75,6 +75,21 @@ class Handle:
             callback(*self.args)
 
 
+class TimerHandle(Handle):
+    """A timer's callback; its loop counts the timers cancelled before they came due."""
+
+    __slots__ = ("loop",)
+
+    def __init__(self, callback, args: tuple, loop: Loop):
+        super().__init__(callback, args)
+        self.loop = loop
+
+    def cancel(self) -> None:
+        if not self.cancelled and self.loop is not None:    # (None: it came due)
+            self.loop._cancelled_timers += 1
+        super().cancel()
+
+
 class Loop:
     """The event loop of one server (see the module's docstring)."""
 
@@ -82,7 +97,8 @@ class Loop:
         self._poller = _poller()
         self._handlers: dict[int, object] = {}    # fd -> an object with on_ready(events)
         self._ready: deque[Handle] = deque()
-        self._timers: list = []                    # heap of (when, order, Handle)
+        self._timers: list = []                    # heap of (when, order, TimerHandle)
+        self._cancelled_timers = 0                 # of those, cancelled
         self._order = itertools.count()
         self._stopping = False
         self._closed = False
@@ -108,7 +124,7 @@ class Loop:
         return self.call_at(time.monotonic() + delay, callback, *args)
 
     def call_at(self, when: float, callback, *args) -> Handle:
-        handle = Handle(callback, args)
+        handle = TimerHandle(callback, args, self)
         heapq.heappush(self._timers, (when, next(self._order), handle))
         return handle
 
@@ -191,13 +207,16 @@ class Loop:
             now = time.monotonic()
             while timers and timers[0][0] <= now:
                 handle = heapq.heappop(timers)[2]
-                if not handle.cancelled:
+                if handle.cancelled:
+                    self._cancelled_timers -= 1
+                else:
+                    handle.loop = None
                     ready.append(handle)
-            if len(timers) > 64 and len(timers) > 2 * sum(
-                    1 for entry in timers if not entry[2].cancelled):
+            if self._cancelled_timers > 64 and 2 * self._cancelled_timers > len(timers):
                 # (most are cancelled PING timers of gone clients: dropped at once)
                 self._timers = timers = [e for e in timers if not e[2].cancelled]
                 heapq.heapify(timers)
+                self._cancelled_timers = 0
         for _ in range(len(ready)):
             handle = ready.popleft()
             try:

@@ -33,8 +33,8 @@ from jsstore.server.defaults import (
     LAME_DUCK_DURATION,
     LAME_DUCK_GRACE_PERIOD,
 )
-from jsstore.server.limits import AccountLimits, Limits
 from jsstore.server.eventloop import Loop
+from jsstore.server.limits import AccountLimits, Limits
 from jsstore.server.listen import bound_socket
 from jsstore.server.transport import Listener
 from jsstore.version import __version__ as JSSTORE_VERSION
