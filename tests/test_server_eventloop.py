@@ -220,3 +220,12 @@ def test_a_transport_says_what_it_is(loop):
     proto.transport.close()
     assert proto.transport.is_closing()
     client.close()
+
+
+def test_a_callback_handed_to_a_closed_loop_is_dropped():
+    """(JetStream's threads may still deliver while the server stops.)"""
+    loop = Loop()
+    loop.close()
+    handle = loop.call_soon_threadsafe(print, "never")
+    assert handle.cancelled
+    loop.close()                                # (twice is once)

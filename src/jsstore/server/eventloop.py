@@ -104,7 +104,9 @@ class Loop:
         self._closed = False
         self.thread = threading.get_ident()        # the thread that runs it
         self._signals: dict[int, object] = {}      # signal -> the handler it replaced
-        # the wake-up descriptor: other threads and signal handlers write to it
+        # the wake-up descriptor: other threads and signal handlers write to it (re-entrant:
+        # a signal handler may run while the loop's own thread holds the lock)
+        self._wake_lock = threading.RLock()
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_read, False)
         os.set_blocking(self._wake_write, False)
@@ -129,20 +131,19 @@ class Loop:
         return handle
 
     def call_soon_threadsafe(self, callback, *args) -> Handle:
-        """From any thread (or a signal handler): `callback` runs on the loop's thread."""
+        """From any thread (or a signal handler): `callback` runs on the loop's thread.
+        Once the loop is closed nothing runs (the server has stopped)."""
         handle = Handle(callback, args)
-        self._ready.append(handle)      # (deque.append is atomic)
-        self._wake()
+        with self._wake_lock:           # (not closed while it writes to the pipe)
+            if self._closed:
+                handle.cancel()
+                return handle
+            self._ready.append(handle)
+            try:
+                os.write(self._wake_write, b"\0")
+            except (BlockingIOError, InterruptedError):
+                pass        # (the pipe is full: the loop wakes all the same)
         return handle
-
-    def _wake(self) -> None:
-        try:
-            os.write(self._wake_write, b"\0")
-        except (BlockingIOError, InterruptedError):
-            pass            # (the pipe is full: the loop wakes all the same)
-        except OSError:
-            if not self._closed:
-                raise
 
     def on_ready(self, events: int) -> None:
         """The wake-up pipe: emptied (what woke the loop is in the callbacks)."""
@@ -255,9 +256,10 @@ class Loop:
     def close(self) -> None:
         if self._closed:
             return
-        self._closed = True
         self.remove_signal_handlers()
-        self.remove_handler(self._wake_read)
-        self._poller.close()
-        os.close(self._wake_read)
-        os.close(self._wake_write)
+        with self._wake_lock:
+            self._closed = True
+            self.remove_handler(self._wake_read)
+            self._poller.close()
+            os.close(self._wake_read)
+            os.close(self._wake_write)
