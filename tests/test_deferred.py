@@ -9,6 +9,15 @@ import sys
 from jsstore.deferred import deferred, deferred_logger
 
 
+def _run_child(code: str) -> subprocess.CompletedProcess:
+    """`code` run by a fresh interpreter (what it has imported is its own), checked to
+    succeed."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def test_a_deferred_module_is_imported_by_its_first_attribute():
     code = ("import sys\n"
             "from jsstore.deferred import deferred\n"
@@ -16,9 +25,7 @@ def test_a_deferred_module_is_imported_by_its_first_attribute():
             "assert 'fractions' not in sys.modules, 'imported early'\n"
             "assert fractions.Fraction(1, 2) * 2 == 1\n"
             "assert 'fractions' in sys.modules\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
+    _run_child(code)
 
 
 def test_a_deferred_logger_loads_logging_when_it_first_logs():
@@ -28,10 +35,7 @@ def test_a_deferred_logger_loads_logging_when_it_first_logs():
             "assert 'logging' not in sys.modules, 'imported early'\n"
             "log.error('one %s', 'line')\n"
             "assert 'logging' in sys.modules\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert "one line" in done.stderr                 # (logging's last-resort handler)
+    assert "one line" in _run_child(code).stderr                 # (logging's last-resort handler)
 
 
 def test_a_deferred_logger_is_the_named_logger(caplog):

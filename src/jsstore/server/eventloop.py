@@ -113,10 +113,6 @@ class Loop:
         self.add_handler(self._wake_read, READ, self)
 
     # -- time and callbacks ---------------------------------------------------------------
-    @staticmethod
-    def time() -> float:
-        return time.monotonic()
-
     def call_soon(self, callback, *args) -> Handle:
         handle = Handle(callback, args)
         self._ready.append(handle)

@@ -168,8 +168,6 @@ class SocketTransport:
         if name in self._extra:
             return self._extra[name]
         sock = self._sock
-        if name == "socket":
-            return sock
         try:
             if name == "peername":
                 value = sock.getpeername()
